@@ -1,0 +1,82 @@
+// Options: the agent's command line, with koordlet's flag names and defaults
+// (reference koordlet.md §1). Parsing follows Go's flag package: one or two dashes,
+// "-name=value" or "-name value", bare booleans, Go durations. Flags koordlet has
+// but this agent does not implement yet are accepted and reported in `ignored`
+// so main() can warn once about each.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/feature_gates.h"
+#include "agent/host_paths.h"
+#include "agent/result.h"
+
+namespace koord {
+
+// What main() read from the environment; nothing below main() reads env itself.
+struct Environment {
+  std::optional<std::string> nodeName;   // NODE_NAME
+  std::optional<std::string> nodeIp;     // NODE_IP (downward API status.hostIP)
+  std::optional<std::string> agentMode;  // agent_mode; "hostMode" switches path defaults
+  std::string hostname;                  // fallback node name
+};
+
+struct Options {
+  // Server
+  std::string addr = ":9316";
+  // Host paths (--cgroup-root-dir, --proc-root-dir, --sys-root-dir, --sys-fs-root-dir,
+  // --var-run-root-dir, --run-root-dir, --var-lib-kubelet-dir)
+  HostPaths paths;
+  FeatureGates featureGates;
+  // Collectors
+  std::chrono::nanoseconds collectResUsedInterval = std::chrono::seconds(1);
+  std::chrono::nanoseconds collectSysMetricOutdatedInterval = std::chrono::seconds(10);
+  std::chrono::nanoseconds psiCollectorInterval = std::chrono::seconds(10);
+  // Kubelet
+  std::string kubeletPreferredAddressType = "InternalIP";
+  std::chrono::nanoseconds kubeletSyncInterval = std::chrono::seconds(10);
+  std::chrono::nanoseconds kubeletSyncTimeout = std::chrono::seconds(3);
+  bool kubeletInsecureTls = false;
+  int kubeletReadOnlyPort = 10255;
+  // Our additions for the secure port (koordlet takes it from the Node object).
+  int kubeletSecurePort = 10250;
+  std::string kubeletAddr;  // overrides NODE_IP; empty = NODE_IP, else 127.0.0.1
+  std::string kubeletTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  std::string kubeletCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+  bool kubeletSkipTlsVerify = false;
+  // Executor
+  int resourceForceUpdateSeconds = 60;
+  // NRI
+  bool enableNriRuntimeHook = true;
+  std::string runtimeHooksNriSocketPath = "nri/nri.sock";
+  std::string runtimeHooksNriPluginName = "koordlet_nri";
+  std::string runtimeHooksNriPluginIndex = "00";
+  std::chrono::nanoseconds runtimeHooksNriConnectTimeout = std::chrono::seconds(6);
+  // Logging (klog)
+  int verbosity = 0;  // --v
+  bool logToStderr = true;
+  // Our own
+  bool dryRun = false;
+  std::string configFile;  // --config: NodeSLO spec (used from the QoS issue on)
+
+  // Derived
+  std::string nodeName;  // NODE_NAME, else hostname
+  std::string nodeIp;    // NODE_IP, else empty
+
+  // Flags given on the command line that koordlet has and we accept but ignore.
+  std::vector<std::string> ignored;
+  bool showHelp = false;
+  bool showVersion = false;
+};
+
+// Parses argv[1..] (without the program name). Errors name the flag and value.
+Result<Options> parseOptions(const std::vector<std::string>& args, const Environment& env);
+
+// The --help text: every flag with its type, default and meaning.
+std::string usageText();
+
+}  // namespace koord
