@@ -64,9 +64,9 @@ class LogLine {
 #define KLOG_WARNING ::koord::LogLine(::koord::Severity::kWarning, __FILE__, __LINE__)
 #define KLOG_ERROR ::koord::LogLine(::koord::Severity::kError, __FILE__, __LINE__)
 // Verbose info, only built when --v is at least n.
-#define KLOG_V(n)                                     \
+#define KLOG_V(n)                                    \
   if (::koord::Logger::global().verbosity() < (n)) { \
-  } else                                              \
+  } else                                             \
     KLOG_INFO
 
 // FailureLog: "a repeating failure logs once and then a count".

@@ -1,1 +1,72 @@
-int main() { return 0; }
+// koordlet: entry point. The only place that reads the environment and sysconf;
+// everything below gets what it needs as values.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+
+#include "agent/agent.h"
+#include "agent/log.h"
+#include "agent/options.h"
+#include "version.h"
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  koord::Environment environment{env("NODE_NAME"), env("NODE_IP"), env("agent_mode"), hostname()};
+
+  auto parsed = koord::parseOptions(args, environment);
+  if (!parsed) {
+    std::cerr << "koordlet: " << parsed.error().message << "\n"
+              << "Run 'koordlet --help' for the list of flags.\n";
+    return 2;
+  }
+  koord::Options opts = std::move(parsed).value();
+  if (opts.showHelp) {
+    std::cout << "Usage of koordlet:\n" << koord::usageText();
+    return 0;
+  }
+  if (opts.showVersion) {
+    std::cout << "koordlet-cpp " << KOORDLET_VERSION << "\n";
+    return 0;
+  }
+
+  static const koord::SystemClock clock;
+  koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
+  for (const auto& flag : opts.ignored) {
+    KLOG_WARNING << "flag -" << flag
+                 << " is accepted for koordlet compatibility but not implemented; ignored";
+  }
+
+  koord::SystemInfo sys;
+  if (long t = ::sysconf(_SC_CLK_TCK); t > 0) sys.ticksPerSecond = t;
+  if (long p = ::sysconf(_SC_PAGESIZE); p > 0) sys.pageSize = p;
+
+  boost::asio::io_context io(1);
+  koord::Agent agent(io, std::move(opts), clock, sys);
+  if (auto st = agent.start(); !st) {
+    KLOG_ERROR << "cannot start: " << st.error().message;
+    return 1;
+  }
+  io.run();
+  KLOG_INFO << "stopped";
+  return 0;
+}

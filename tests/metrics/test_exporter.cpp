@@ -1,0 +1,105 @@
+#include <catch2/catch.hpp>
+
+#include "metrics/exporter.h"
+
+using namespace koord;
+
+namespace {
+
+bool hasLine(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+NodeSample sampleWith(double cores, uint64_t psiTotalMicros) {
+  NodeSample s;
+  s.cpuUsedCores = cores;
+  MemInfo m;
+  m.memTotalBytes = 1000;
+  m.memAvailableBytes = 400;
+  s.memory = m;
+  s.load = LoadAvg{1.5, 1.0, 0.5, 1, 100, 42};
+  Pressure p;
+  p.some = PressureLine{2.5, 1.0, 0.5, psiTotalMicros};
+  s.pressure[static_cast<int>(PsiResource::kCpu)] = p;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("node usage is exported under koordlet's names with the node label", "[exporter]") {
+  Exporter e("node-a", "v1");
+  e.setStartTime(1700000000);
+  e.recordNode(sampleWith(1.25, 3'000'000));
+  std::string text = e.render();
+  CHECK(hasLine(text, "koordlet_node_used_cpu_cores{node=\"node-a\"} 1.25"));
+  CHECK(hasLine(text, "koordlet_node_used_memory_bytes{node=\"node-a\"} 600"));
+  CHECK(hasLine(text, "koordlet_start_time{node=\"node-a\"} 1700000000"));
+  CHECK(hasLine(text, "koordlet_node_load1{node=\"node-a\"} 1.5"));
+  CHECK(hasLine(text,
+                "koordlet_node_psi{node=\"node-a\",psi_degree=\"some\",psi_precision=\"avg10\","
+                "psi_resource_type=\"cpu\"} 2.5"));
+  CHECK(text.find("# TYPE koordlet_node_used_cpu_cores gauge") != std::string::npos);
+}
+
+TEST_CASE("kernel cumulative totals are mirrored into counters that never go down", "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordNode(sampleWith(1, 3'000'000));
+  e.recordNode(sampleWith(1, 5'000'000));
+  std::string key =
+      "koordlet_node_psi_stalled_seconds_total{node=\"n\",psi_degree=\"some\","
+      "psi_resource_type=\"cpu\"} ";
+  CHECK(hasLine(e.render(), key + "5"));
+  e.recordNode(sampleWith(1, 1'000'000));  // source restarted: count on from there
+  CHECK(hasLine(e.render(), key + "6"));
+}
+
+TEST_CASE("collector rounds export a duration and an error counter per collector", "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordCollector("node", 0.002, 0);
+  e.recordCollector("node", 0.003, 2);
+  e.recordCollector("node", 0.001, 1);
+  std::string text = e.render();
+  CHECK(hasLine(text, "koordlet_collector_duration_seconds{collector=\"node\",node=\"n\"} 0.001"));
+  CHECK(hasLine(text, "koordlet_collector_errors_total{collector=\"node\",node=\"n\"} 3"));
+}
+
+TEST_CASE("the agent's own footprint uses the standard process metric names", "[exporter]") {
+  Exporter e("n", "v9");
+  SelfSample s;
+  s.cpuSeconds = 1.5;
+  s.residentBytes = 4096;
+  s.openFds = 9;
+  s.maxFds = 1024;
+  e.recordSelf(s);
+  s.cpuSeconds = 2.0;
+  e.recordSelf(s);
+  std::string text = e.render();
+  CHECK(hasLine(text, "process_cpu_seconds_total 2"));
+  CHECK(hasLine(text, "process_resident_memory_bytes 4096"));
+  CHECK(hasLine(text, "process_open_fds 9"));
+  CHECK(text.find("koordlet_build_info{compiler=\"g++ ") != std::string::npos);
+  CHECK(text.find("version=\"v9\"} 1") != std::string::npos);
+}
+
+TEST_CASE("feature support is exported as 1 or 0 per feature", "[exporter]") {
+  Exporter e("n", "v1");
+  e.setFeatureSupported("psi", false);
+  CHECK(hasLine(e.render(), "koordlet_feature_supported{feature=\"psi\",node=\"n\"} 0"));
+  e.setFeatureSupported("psi", true);
+  CHECK(hasLine(e.render(), "koordlet_feature_supported{feature=\"psi\",node=\"n\"} 1"));
+}
+
+TEST_CASE("http counters follow the server's stats by route and code", "[exporter]") {
+  Exporter e("n", "v1");
+  HttpStats stats;
+  stats.requests[{"/metrics", 200}] = 3;
+  stats.requests[{"other", 404}] = 1;
+  stats.connectionsOpen = 2;
+  e.recordHttp(stats);
+  stats.requests[{"/metrics", 200}] = 5;
+  e.recordHttp(stats);
+  std::string text = e.render();
+  CHECK(hasLine(text, "koordlet_http_requests_total{code=\"200\",path=\"/metrics\"} 5"));
+  CHECK(hasLine(text, "koordlet_http_requests_total{code=\"404\",path=\"other\"} 1"));
+  CHECK(hasLine(text, "koordlet_http_open_connections 2"));
+}

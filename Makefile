@@ -1,0 +1,54 @@
+# Quick start on a fresh Debian 12 machine:
+#   make run    installs dependencies, builds, starts the agent on this host (--dry-run)
+#   make test   installs dependencies, builds (plain and ASan+UBSan), runs every test
+.PHONY: all deps build build-asan run test test-plain test-asan bench format clean
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+ADDR       ?= :9316
+
+all: build
+
+deps:
+	./packaging/install-deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD)
+
+$(BUILD_ASAN)/build.ninja:
+	meson setup $(BUILD_ASAN) -Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
+	  -Db_lundef=false
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+build-asan: deps $(BUILD_ASAN)/build.ninja
+	ninja -C $(BUILD_ASAN)
+
+# Host mode: the host's own /proc, /sys and cgroupfs; --dry-run writes nothing.
+run: build
+	@echo "koordlet: metrics at http://localhost$(ADDR)/metrics (also /healthz, /readyz); Ctrl-C stops"
+	agent_mode=hostMode ./$(BUILD)/agent/koordlet --addr=$(ADDR) --dry-run --v=2
+
+test-plain: build
+	meson test -C $(BUILD) --print-errorlogs
+
+test-asan: build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  meson test -C $(BUILD_ASAN) --print-errorlogs
+
+test: deps
+	@status=0; \
+	$(MAKE) --no-print-directory test-plain || status=1; \
+	$(MAKE) --no-print-directory test-asan || status=1; \
+	./tests/summary.sh $(BUILD) $(BUILD_ASAN); \
+	exit $$status
+
+bench: build
+	./bench/run.sh $(BUILD)/agent/koordlet
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,83 @@
+// Exporter: every metric the agent serves on /metrics, in one prometheus-cpp
+// registry, rendered with prometheus-cpp's text serializer. koordlet's names and
+// labels where koordlet has the metric (reference koordlet.md §6: start_time,
+// node_used_cpu_cores, node_used_memory_bytes, all with `node`); our additions follow
+// Prometheus naming (counters end in _total, units in names) and keep the
+// koordlet_ prefix; the process's own footprint uses the standard process_* names
+// that koordlet's Go runtime also exports.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include "agent/http_server.h"
+#include "metrics/node_collector.h"
+#include "metrics/self_collector.h"
+
+namespace koord {
+
+class Exporter {
+ public:
+  Exporter(std::string nodeName, std::string version);
+
+  void setStartTime(double unixSeconds);
+  void recordNode(const NodeSample& sample);
+  void setFeatureSupported(const std::string& feature, bool supported);
+  // One collector round: its wall duration and how many errors it met.
+  void recordCollector(const std::string& collector, double seconds, size_t errors);
+  void recordSelf(const SelfSample& sample);
+  void recordHttp(const HttpStats& stats);
+  void setKubeletUp(bool up);
+
+  // The text exposition format (version 0.0.4).
+  std::string render() const;
+  prometheus::Registry& registry() { return *registry_; }
+
+ private:
+  // Advances a counter that mirrors a cumulative source value (kernel totals,
+  // CPU seconds); a source that went backwards (restart) is taken as a fresh start.
+  static void mirror(prometheus::Counter& counter, double& last, double now);
+
+  std::string node_;
+  std::shared_ptr<prometheus::Registry> registry_;
+
+  prometheus::Gauge* startTime_;
+  prometheus::Gauge* nodeCpu_;
+  prometheus::Gauge* nodeMemory_;
+  prometheus::Gauge* nodeMemoryTotal_;
+  prometheus::Gauge* load_[3];
+  prometheus::Family<prometheus::Gauge>* psi_;
+  prometheus::Family<prometheus::Counter>* psiStalled_;
+  std::map<std::string, std::pair<prometheus::Counter*, double>> psiStalledLast_;
+  prometheus::Family<prometheus::Gauge>* featureSupported_;
+  prometheus::Family<prometheus::Gauge>* collectorDuration_;
+  prometheus::Family<prometheus::Counter>* collectorErrors_;
+  prometheus::Gauge* kubeletUp_;
+
+  prometheus::Counter* processCpu_;
+  double processCpuLast_ = 0;
+  prometheus::Gauge* processRss_;
+  prometheus::Gauge* processVirtual_;
+  prometheus::Gauge* processOpenFds_;
+  prometheus::Gauge* processMaxFds_;
+  prometheus::Gauge* processStart_;
+  prometheus::Gauge* processThreads_;
+
+  prometheus::Family<prometheus::Counter>* httpRequests_;
+  std::map<std::pair<std::string, unsigned>, std::pair<prometheus::Counter*, double>> httpLast_;
+  prometheus::Gauge* httpOpen_;
+  prometheus::Counter* httpTimeouts_;
+  double httpTimeoutsLast_ = 0;
+  prometheus::Counter* httpRejected_;
+  double httpRejectedLast_ = 0;
+};
+
+}  // namespace koord
