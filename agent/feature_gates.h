@@ -2,6 +2,10 @@
 // names, stages and defaults, set by --feature-gates "Name=true,Other=false" in
 // Kubernetes' syntax (AllAlpha / AllBeta included). An unknown gate is an error, as
 // in Kubernetes' featuregate package.
+//
+// Like Kubernetes, settings accumulate over set() calls and the result does not
+// depend on their order: a gate named explicitly (in any call, the last value
+// winning) beats AllAlpha/AllBeta, which beat the gate's default.
 #pragma once
 
 #include <map>
@@ -27,6 +31,8 @@ class FeatureGates {
   FeatureGates();
 
   // Applies one --feature-gates value. On error nothing is changed.
+  // Items are "Name=bool" separated by commas; blanks around items, names and
+  // values are ignored, as are empty items. Values use Go's ParseBool spellings.
   Status set(std::string_view spec);
 
   bool enabled(std::string_view gate) const;
@@ -36,7 +42,12 @@ class FeatureGates {
   static const std::vector<GateSpec>& known();
 
  private:
+  // Recomputes values_ from the defaults and raw_.
+  void apply();
+
   std::map<std::string, bool, std::less<>> values_;
+  // Every Name=bool given so far, AllAlpha/AllBeta included.
+  std::map<std::string, bool, std::less<>> raw_;
 };
 
 }  // namespace koord

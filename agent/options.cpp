@@ -1,0 +1,436 @@
+#include "agent/options.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "agent/duration.h"
+#include "agent/flag_set.h"
+
+namespace koord {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+std::string durationText(nanoseconds d) { return formatGoDuration(d); }
+
+// Host path defaults for agent_mode=hostMode (reference §1.2): the real host trees.
+void useHostModePaths(HostPaths& p) {
+  p.cgroupRoot = "/sys/fs/cgroup/";
+  p.procRoot = "/proc/";
+  p.sysRoot = "/sys/";
+  p.sysFsRoot = "/sys/fs/";
+  p.varRunRoot = "/var/run/";
+  p.varLibKubeletRoot = "/var/lib/kubelet/";
+  p.runRoot = "/run/";
+}
+
+// A duration flag that must be > 0.
+FlagSet::Setter positiveDuration(nanoseconds* target) {
+  return [target](std::string_view v) -> Status {
+    auto d = parseGoDuration(v);
+    if (!d) return d.error();
+    if (d->count() <= 0) return makeError("must be > 0, got " + quoteText(v));
+    *target = *d;
+    return Ok{};
+  };
+}
+
+// A TCP port in an int field, parsed as Go parses `base`-0 unsigned/signed ints.
+FlagSet::Setter port(int* target, int min) {
+  return [target, min](std::string_view v) -> Status {
+    auto n = parseGoInt(v, 0, 64);
+    if (!n) return n.error();
+    if (*n < min || *n > 65535) {
+      return makeError("port " + quoteText(v) + " out of range " + std::to_string(min) + "..65535");
+    }
+    *target = static_cast<int>(*n);
+    return Ok{};
+  };
+}
+
+// klog's -v: a decimal int32 (klog.Level); negative levels are refused here.
+FlagSet::Setter verbosity(int* target) {
+  return [target](std::string_view v) -> Status {
+    auto n = parseGoInt(v, 10, 32);
+    if (!n) return n.error();
+    if (*n < 0) return makeError("must be >= 0, got " + quoteText(v));
+    *target = static_cast<int>(*n);
+    return Ok{};
+  };
+}
+
+// klog's -stderrthreshold: a severity name in any case, or its number.
+Status checkSeverity(std::string_view v) {
+  std::string upper;
+  for (char c : v) upper.push_back((c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c);
+  if (upper == "INFO" || upper == "WARNING" || upper == "ERROR" || upper == "FATAL") {
+    return Ok{};
+  }
+  if (parseGoInt(v, 10, 32)) return Ok{};
+  return makeError("invalid severity " + quoteText(v) + ": want INFO, WARNING, ERROR or FATAL");
+}
+
+// klog's -vmodule: comma-separated pattern=N with N >= 0; empty items are skipped.
+Status checkVmodule(std::string_view v) {
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    if (comma == std::string_view::npos) comma = v.size();
+    const std::string_view item = v.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string_view::npos || eq + 1 == item.size() ||
+        item.find('=', eq + 1) != std::string_view::npos) {
+      return makeError("invalid vmodule item " + quoteText(item) + ": want pattern=N");
+    }
+    auto level = parseGoInt(item.substr(eq + 1), 10, 32);
+    if (!level || *level < 0) {
+      return makeError("invalid vmodule item " + quoteText(item) + ": N must be an int >= 0");
+    }
+  }
+  return Ok{};
+}
+
+// klog's -log_backtrace_at: "" or file.go:N with N > 0.
+Status checkTraceLocation(std::string_view v) {
+  if (v.empty()) return Ok{};
+  const size_t colon = v.find(':');
+  const bool shape = colon != std::string_view::npos &&
+                     v.find(':', colon + 1) == std::string_view::npos &&
+                     v.substr(0, colon).find('.') != std::string_view::npos;
+  if (!shape) return makeError("invalid trace location " + quoteText(v) + ": want file.go:N");
+  auto line = parseGoInt(v.substr(colon + 1), 10, 64);
+  if (!line || *line <= 0) {
+    return makeError("invalid trace location " + quoteText(v) + ": N must be a line > 0");
+  }
+  return Ok{};
+}
+
+// Kubernetes' mapStringBool syntax without a gate list: "k=bool,..."; used by
+// --qos-extension-plugins, for which upstream registers no plugins.
+Status checkMapStringBool(std::string_view v) {
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    if (comma == std::string_view::npos) comma = v.size();
+    std::string_view item = v.substr(pos, comma - pos);
+    pos = comma + 1;
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return makeError("malformed item " + quoteText(item) + ": want key=true or key=false");
+    }
+    std::string_view value = item.substr(eq + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (auto b = parseGoBool(value); !b) return b.error();
+  }
+  return Ok{};
+}
+
+std::string gateList() {
+  std::vector<GateSpec> gates = FeatureGates::known();
+  std::sort(gates.begin(), gates.end(), [](const GateSpec& a, const GateSpec& b) {
+    return std::string_view(a.name) < std::string_view(b.name);
+  });
+  std::string out;
+  for (const GateSpec& g : gates) {
+    out += "\n";
+    out += g.name;
+    out += "=true|false (";
+    out += g.stage == GateStage::kAlpha ? "ALPHA" : g.stage == GateStage::kBeta ? "BETA" : "GA";
+    out += " - default=";
+    out += g.defaultOn ? "true" : "false";
+    out += ")";
+  }
+  out += "\nAllAlpha=true|false (sets every ALPHA gate not named explicitly)";
+  out += "\nAllBeta=true|false (sets every BETA gate not named explicitly)";
+  return out;
+}
+
+// Registers every flag koordlet has (reference §1.1-§1.5), controller-runtime's
+// --kubeconfig, klog's flags and our own, bound into `o`. Defaults come from the
+// values already in `o` (host paths already switched for hostMode).
+void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
+  using T = FlagType;
+
+  // §1.1 server and API client.
+  fs.stringVar(&o.addr, "addr",
+               "HTTP listen address for /metrics and the agent's other endpoints.");
+  fs.notImplemented("enable-pprof", T::kBool, "false", "Serve Go-style pprof on --pprof-addr.");
+  fs.notImplemented("pprof-addr", T::kString, ":9317", "Listen address of the pprof server.");
+  fs.notImplemented("kube-api-qps", T::kDouble, "20", "QPS limit for kube-apiserver requests.");
+  fs.notImplemented("kube-api-burst", T::kInt, "30", "Burst limit for kube-apiserver requests.");
+  fs.notImplemented("configmap-name", T::kString, "koordlet-config",
+                    "Name of the koordlet ConfigMap (unused by koordlet too).");
+  fs.notImplemented("configmap-namespace", T::kString, "koordinator-system",
+                    "Namespace of the koordlet ConfigMap (unused by koordlet too).");
+  fs.funcVar(
+      "feature-gates", "mapStringBool", "",
+      "Comma-separated Name=true|false pairs for alpha/beta features. Options are:" + gateList(),
+      [&o](std::string_view v) { return o.featureGates.set(v); });
+  fs.notImplementedFunc("qos-extension-plugins", "mapStringBool", "",
+                        "Name=true|false pairs for QoS extension plugins (none are built in).",
+                        checkMapStringBool);
+  fs.notImplemented("kubeconfig", T::kString, "",
+                    "Path to a kubeconfig; without it the in-cluster service account is used.");
+
+  // §1.2 host paths.
+  auto pathHelp = [](const char* what, const char* hostModeDefault) {
+    return std::string(what) + " With agent_mode=hostMode the default is " + hostModeDefault + ".";
+  };
+  fs.stringVar(&o.paths.cgroupRoot, "cgroup-root-dir",
+               pathHelp("Root of the host's cgroup tree.", "/sys/fs/cgroup/"));
+  fs.stringVar(&o.paths.sysRoot, "sys-root-dir",
+               pathHelp("Where the host's /sys is mounted.", "/sys/"));
+  fs.stringVar(&o.paths.sysFsRoot, "sys-fs-root-dir",
+               pathHelp("Where the host's /sys/fs is mounted (resctrl lives here).", "/sys/fs/"));
+  fs.stringVar(&o.paths.procRoot, "proc-root-dir",
+               pathHelp("Where the host's /proc is mounted (needs hostPID).", "/proc/"));
+  fs.stringVar(&o.paths.varRunRoot, "var-run-root-dir",
+               pathHelp("Where the host's /var/run is mounted.", "/var/run/"));
+  fs.stringVar(&o.paths.varLibKubeletRoot, "var-lib-kubelet-dir",
+               pathHelp("Where the host's /var/lib/kubelet is mounted.", "/var/lib/kubelet/"));
+  fs.stringVar(&o.paths.runRoot, "run-root-dir",
+               pathHelp("Where the host's /run is mounted.", "/run/"));
+  fs.notImplemented("containerd-endpoint", T::kString, "", "Fallback containerd socket.");
+  fs.notImplemented("docker-endpoint", T::kString, "", "Fallback docker socket.");
+  fs.notImplemented("pouch-endpoint", T::kString, "", "Fallback pouch socket.");
+  fs.notImplemented("default-runtime-type", T::kString, "containerd",
+                    "Runtime used to name containers in hook requests: containerd, docker, pouch.");
+  fs.notImplemented("hami-core-library-directory-path", T::kString, "/usr/local/vgpu/libvgpu.so",
+                    "Path of the HAMi vGPU core library.");
+  fs.notImplemented("pod-resources-proxy-path", T::kString, "/var/run/koordlet/pod-resources",
+                    "Directory of the pod-resources proxy socket.");
+  fs.notImplemented("xpu-device-infos-dir", T::kString, "/var/run/koordlet/xpu-device-infos/",
+                    "Directory of XPU (GPU, NPU, ...) device info files.");
+
+  // §1.3 kubelet and states informer.
+  fs.stringVar(&o.kubeletPreferredAddressType, "kubelet-preferred-address-type",
+               "Node address type used to reach the kubelet: Hostname, ExternalIP, InternalIP, "
+               "ExternalDNS or InternalDNS.");
+  fs.durationVar(&o.kubeletSyncInterval, "kubelet-sync-interval",
+                 "How often the pod list is read from the kubelet; <= 0 disables it.");
+  fs.durationVar(&o.kubeletSyncTimeout, "kubelet-sync-timeout",
+                 "Timeout of one request to the kubelet.");
+  fs.boolVar(&o.kubeletInsecureTls, "kubelet-insecure-tls",
+             "Use the kubelet's plain-HTTP read-only port. For testing only.");
+  fs.funcVar("kubelet-read-only-port", "uint", std::to_string(o.kubeletReadOnlyPort),
+             "The kubelet's read-only port, used with --kubelet-insecure-tls.",
+             port(&o.kubeletReadOnlyPort, 0));
+  fs.notImplemented("node-topology-sync-interval", T::kDuration, "3s",
+                    "How often node topology (CPU, GPU) is reported.");
+  fs.notImplemented("disable-query-kubelet-config", T::kBool, "false",
+                    "Do not read the kubelet's /configz; required with --kubelet-insecure-tls.");
+  fs.notImplemented("report-interval", T::kDuration, "0s", "Deprecated; ignored by koordlet too.");
+  fs.notImplemented("enable-node-metric-report", T::kBool, "true",
+                    "Update the NodeMetric custom resource's status.");
+  fs.notImplemented("enable-pod-taskids", T::kBool, "false", "Read container task ids.");
+  fs.notImplemented("xpu-enforce-collect-from-device-infos", T::kBool, "false",
+                    "Collect XPU devices only from --xpu-device-infos-dir.");
+  // Our additions: koordlet finds the secure port on the Node object.
+  fs.funcVar("kubelet-secure-port", "int", std::to_string(o.kubeletSecurePort),
+             "The kubelet's HTTPS port.", port(&o.kubeletSecurePort, 1));
+  fs.stringVar(&o.kubeletAddr, "kubelet-addr",
+               "Kubelet host to connect to; empty means NODE_IP, else 127.0.0.1.");
+  fs.stringVar(&o.kubeletTokenFile, "kubelet-token-file", "Bearer token presented to the kubelet.");
+  fs.stringVar(&o.kubeletCaFile, "kubelet-ca-file", "CA bundle that verifies the kubelet.");
+  fs.boolVar(&o.kubeletSkipTlsVerify, "kubelet-skip-tls-verify",
+             "Do not verify the kubelet's serving certificate.");
+
+  // §1.4 collectors.
+  fs.funcVar("collect-res-used-interval", "duration", durationText(o.collectResUsedInterval),
+             "How often node and pod resource usage is collected; must be > 0.",
+             positiveDuration(&o.collectResUsedInterval));
+  fs.durationVar(&o.collectSysMetricOutdatedInterval, "collect-sys-metric-outdated-interval",
+                 "Samples older than this are ignored in usage calculations.");
+  fs.durationVar(&o.psiCollectorInterval, "psi-collector-interval",
+                 "How often PSI (pressure stall) is collected.");
+  fs.notImplemented("collect-node-cpu-info-interval", T::kDuration, "1m0s",
+                    "How often node CPU info is collected.");
+  fs.notImplemented("collect-node-storage-info-interval", T::kDuration, "1s",
+                    "How often node storage info is collected.");
+  fs.notImplemented("cpi-collector-interval", T::kDuration, "1m0s", "How often CPI is collected.");
+  fs.notImplemented("collect-cpi-timewindow", T::kDuration, "10s", "CPI sampling window.");
+  fs.notImplemented("coldpage-collector-interval", T::kDuration, "5s",
+                    "How often cold pages are collected.");
+  fs.notImplemented("resctrl-collector-interval", T::kDuration, "10s",
+                    "How often RDT metrics are collected.");
+  fs.notImplemented("enable-pagecache-collector", T::kBool, "false",
+                    "Collect page cache of node, pods and containers.");
+  fs.notImplemented("enable-resctrl-collector", T::kBool, "false",
+                    "Collect RDT metrics per QoS group.");
+
+  // §1.4 metric cache (koordlet's embedded TSDB).
+  fs.notImplemented("metric-gc-interval-seconds", T::kInt, "300", "Unused by koordlet too.");
+  fs.notImplemented("metric-expire-seconds", T::kInt, "1800", "Unused by koordlet too.");
+  fs.notImplemented("tsdb-path", T::kString, "/metric-data/", "Directory of the metric TSDB.");
+  fs.notImplemented("tsdb-retention-duration", T::kDuration, "12h0m0s",
+                    "How long metric data is kept.");
+  fs.notImplemented("tsdb-enable-prometheus-metric", T::kBool, "true",
+                    "Export the TSDB's own metrics.");
+  fs.notImplemented("tsdb-stripe-size", T::kInt, "16384", "Entries of the series hash map.");
+  fs.notImplemented("tsdb-max-bytes", T::kInt64, "104857600", "Maximum bytes of blocks to retain.");
+  fs.notImplemented("tsdb-wal-segment-size", T::kInt, "1048576", "WAL segment size in bytes.");
+  fs.notImplemented("tsdb-max-block-chunk-segment-size", T::kInt64, "5242880",
+                    "Maximum size of a block chunk segment file.");
+  fs.notImplemented("tsdb-min-block-duration", T::kDuration, "10m0s",
+                    "Time range of head blocks before they are persisted.");
+  fs.notImplemented("tsdb-max-block-duration", T::kDuration, "10m0s",
+                    "Maximum time range of compacted blocks.");
+  fs.notImplemented("tsdb-head-chunks-write-buffer-size", T::kInt, "1048576",
+                    "Write buffer of the head chunks mapper, in bytes.");
+
+  // §1.5 QoS manager.
+  fs.notImplemented("reconcile-interval-seconds", T::kInt, "1",
+                    "Period of BE cgroup reconcile, in seconds.");
+  fs.notImplemented("cpu-suppress-interval-seconds", T::kInt, "1",
+                    "Period of BE CPU suppress, in seconds.");
+  fs.notImplemented("cpu-evict-interval-seconds", T::kInt, "1",
+                    "Period of CPU-based eviction, in seconds.");
+  fs.notImplemented("memory-evict-interval-seconds", T::kInt, "1",
+                    "Period of memory-based eviction, in seconds.");
+  fs.notImplemented("memory-evict-cool-time-seconds", T::kInt, "4",
+                    "Minimum seconds between memory evictions.");
+  fs.notImplemented("cpu-evict-cool-time-seconds", T::kInt, "20",
+                    "Minimum seconds between CPU evictions.");
+  fs.notImplemented("only-evict-by-api", T::kBool, "false", "Evict only through the eviction API.");
+
+  // §1.5 resource executor.
+  fs.intVar(&o.resourceForceUpdateSeconds, "resource-force-update-seconds",
+            "Cgroup values are rewritten at least this often, in seconds, even if unchanged.");
+
+  // §1.5 runtime hooks.
+  fs.notImplemented("runtime-hooks-network", T::kString, "unix",
+                    "Network of the runtime hook gRPC server.");
+  fs.notImplemented("runtime-hooks-addr", T::kString, "/host-var-run-koordlet/koordlet.sock",
+                    "Listen address of the runtime hook gRPC server.");
+  fs.notImplemented("runtime-hooks-host-endpoint", T::kString, "/var/run/koordlet/koordlet.sock",
+                    "Host path of the hook socket, written into the runtime proxy's config.");
+  fs.notImplemented("runtime-hooks-failure-policy", T::kString, "Ignore",
+                    "Failure policy written into the hook config: Fail or Ignore.");
+  fs.notImplemented("runtime-hooks-plugin-failure-policy", T::kString, "Ignore",
+                    "Fail: stop running the remaining hooks after one fails.");
+  fs.notImplemented("runtime-hooks-config-path", T::kString,
+                    hostMode ? "/etc/runtime/hookserver.d" : "/host-etc-hookserver/",
+                    "Directory of the runtime hook config files. With agent_mode=hostMode the "
+                    "default is /etc/runtime/hookserver.d.");
+  fs.notImplemented("runtime-hooks-disable-stages", T::kStringSlice, "[]",
+                    "Comma-separated hook stages to disable.");
+  fs.boolVar(&o.enableNriRuntimeHook, "enable-nri-runtime-hook",
+             "Serve runtime hooks as an NRI plugin.");
+  fs.stringVar(&o.runtimeHooksNriSocketPath, "runtime-hooks-nri-socket-path",
+               "NRI socket, relative to --var-run-root-dir.");
+  fs.stringVar(&o.runtimeHooksNriPluginName, "runtime-hooks-nri-plugin-name",
+               "Name this agent registers as an NRI plugin.");
+  fs.stringVar(&o.runtimeHooksNriPluginIndex, "runtime-hooks-nri-plugin-index",
+               "Index (ordering) of the NRI plugin.");
+  fs.durationVar(&o.runtimeHooksNriConnectTimeout, "runtime-hooks-nri-connect-timeout",
+                 "Timeout for connecting to NRI; a little above containerd's 5s registration "
+                 "timeout.");
+  fs.notImplemented("runtime-hooks-nri-backoff-duration", T::kDuration, "1s",
+                    "First delay between NRI reconnects.");
+  fs.notImplemented("runtime-hooks-nri-backoff-factor", T::kDouble, "2",
+                    "Growth factor of the NRI reconnect delay.");
+  fs.notImplemented("runtime-hooks-nri-backoff-steps", T::kInt, "2147483647",
+                    "Maximum number of NRI reconnect attempts.");
+  fs.notImplemented("runtime-hooks-nri-backoff-cap", T::kDuration,
+                    durationText(nanoseconds((int64_t{1} << 62) - 1)),
+                    "Upper bound of the NRI reconnect delay.");
+  fs.notImplemented("runtime-hooks-reconcile-interval", T::kDuration, "10s",
+                    "Period of the kube-QoS-level hook reconcile.");
+  fs.notImplemented("disable-unset-cpu-quota", T::kBool, "false",
+                    "Do not set cfs quota to -1 for cpuset pods.");
+
+  // §1.5 audit.
+  fs.notImplemented("audit-log-dir", T::kString, "/var/log/koordlet",
+                    "Directory of the audit log.");
+  fs.notImplemented("audit-verbose", T::kInt, "3", "Verbosity of the audit log.");
+  fs.notImplemented("audit-max-disk-space-mb", T::kInt, "16", "Disk space of the audit log, MB.");
+  fs.notImplemented("audit-max-concurrent-readers", T::kInt, "4",
+                    "Concurrent readers of the audit log.");
+  fs.notImplemented("audit-max-events-limit", T::kInt, "2048",
+                    "Maximum events in one audit log response.");
+
+  // §1.5 prediction.
+  fs.notImplemented("prediction-checkpoint-filepath", T::kString, "/prediction-checkpoints",
+                    "Directory of prediction checkpoints.");
+  fs.notImplemented("prediction-cold-start-duration", T::kDuration, "24h0m0s",
+                    "How long after start a pod is considered cold.");
+  fs.notImplemented("prediction-safety-margin-percent", T::kInt, "10",
+                    "Margin kept above the predicted peak, percent.");
+  fs.notImplemented("prediction-memory-histogram-decay-halflife", T::kDuration, "24h0m0s",
+                    "Half-life of memory samples.");
+  fs.notImplemented("prediction-cpu-histogram-decay-halflife", T::kDuration, "12h0m0s",
+                    "Half-life of CPU samples.");
+  fs.notImplemented("prediction-training-interval", T::kDuration, "1m0s",
+                    "Period of model updates.");
+  fs.notImplemented("prediction-model-expiration-duration", T::kDuration, "30m0s",
+                    "A model not updated for this long expires.");
+  fs.notImplemented("prediction-model-checkpoint-interval", T::kDuration, "10m0s",
+                    "Period of model checkpoints.");
+  fs.notImplemented("prediction-model-checkpoint-max-per-step", T::kInt, "12",
+                    "Maximum models checkpointed at a time.");
+
+  // klog.
+  fs.funcVar("v", "Level", std::to_string(o.verbosity), "Log verbosity (>= 0).",
+             verbosity(&o.verbosity));
+  fs.boolVar(&o.logToStderr, "logtostderr", "Log to standard error instead of files.");
+  fs.notImplemented("alsologtostderr", T::kBool, "false",
+                    "Log to standard error as well as files.");
+  fs.notImplemented("log_dir", T::kString, "", "Directory of log files.");
+  fs.notImplemented("log_file", T::kString, "", "Log file.");
+  fs.notImplemented("log_file_max_size", T::kUint64, "1800",
+                    "Maximum log file size in MB; 0 is unlimited.");
+  fs.notImplementedFunc("stderrthreshold", "severity", "2",
+                        "Lines at or above this severity also go to stderr when logging to "
+                        "files.",
+                        checkSeverity);
+  fs.notImplemented("skip_headers", T::kBool, "false", "Omit the header of each log line.");
+  fs.notImplemented("skip_log_headers", T::kBool, "false", "Omit headers of new log files.");
+  fs.notImplemented("add_dir_header", T::kBool, "false",
+                    "Add the source directory to the log header.");
+  fs.notImplemented("one_output", T::kBool, "false",
+                    "Write a line only to its own severity's log file.");
+  fs.notImplementedFunc("log_backtrace_at", "traceLocation", ":0",
+                        "Emit a stack trace when logging hits file.go:N.", checkTraceLocation);
+  fs.notImplementedFunc("vmodule", "pattern=N,...", "",
+                        "Per-file verbosity, comma-separated pattern=N.", checkVmodule);
+
+  // Our own.
+  fs.boolVar(&o.dryRun, "dry-run", "Compute and log cgroup writes without performing them.");
+  fs.stringVar(&o.configFile, "config", "NodeSLO spec file (YAML or JSON).");
+  fs.boolVar(&o.showVersion, "version", "Print the version and exit.");
+}
+
+}  // namespace
+
+Result<Options> parseOptions(const std::vector<std::string>& args, const Environment& env) {
+  Options opts;
+  const bool hostMode = env.agentMode && *env.agentMode == "hostMode";
+  if (hostMode) useHostModePaths(opts.paths);
+  {
+    FlagSet fs;
+    registerFlags(fs, opts, hostMode);
+    if (Status st = fs.parse(args); !st) return st.error();
+    opts.showHelp = fs.helpRequested();
+    opts.ignored = fs.notImplementedGiven();
+  }
+  opts.nodeName = env.nodeName && !env.nodeName->empty() ? *env.nodeName : env.hostname;
+  opts.nodeIp = env.nodeIp.value_or("");
+  return opts;
+}
+
+std::string usageText() {
+  Options scratch;
+  FlagSet fs;
+  registerFlags(fs, scratch, /*hostMode=*/false);
+  return "Usage of koordlet:\n" + fs.usage();
+}
+
+}  // namespace koord
