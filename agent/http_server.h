@@ -41,12 +41,15 @@ using HttpHandler = std::function<HttpResponse()>;
 struct HttpStats {
   uint64_t connectionsAccepted = 0;
   uint64_t connectionsOpen = 0;
-  uint64_t timeouts = 0;            // connections closed by a read/write/idle timeout
-  uint64_t rejectedTooLarge = 0;    // 431/413 replies
-  uint64_t badRequests = 0;         // unparsable requests
+  uint64_t connectionsPeak = 0;   // most connections open at once; never above maxConnections
+  uint64_t timeouts = 0;          // connections closed by a read/write/idle timeout
+  uint64_t rejectedTooLarge = 0;  // 431/413 replies
+  uint64_t badRequests = 0;       // unparsable requests
   std::map<std::pair<std::string, unsigned>, uint64_t> requests;  // (route or "other", code)
 };
 
+// Not thread-safe: construct, use and destroy it on the loop thread (or while the
+// loop is not running). The io_context must outlive it.
 class HttpServer {
  public:
   HttpServer(boost::asio::io_context& io, HttpLimits limits);
