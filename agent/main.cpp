@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   }
   koord::Options opts = std::move(parsed).value();
   if (opts.showHelp) {
-    std::cout << "Usage of koordlet:\n" << koord::usageText();
+    std::cout << koord::usageText();
     return 0;
   }
   if (opts.showVersion) {
@@ -52,8 +52,15 @@ int main(int argc, char** argv) {
   static const koord::SystemClock clock;
   koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
   for (const auto& flag : opts.ignored) {
-    KLOG_WARNING << "flag -" << flag
-                 << " is accepted for koordlet compatibility but not implemented; ignored";
+    KLOG_WARNING << "flag -" << flag << " has no effect in this version (accepted for koordlet "
+                 << "compatibility); ignored";
+  }
+  {
+    std::string enabled;
+    for (const auto& [gate, on] : opts.featureGates.effective()) {
+      if (on) enabled += (enabled.empty() ? "" : ",") + gate;
+    }
+    KLOG_INFO << "feature gates enabled: " << enabled;
   }
 
   koord::SystemInfo sys;
