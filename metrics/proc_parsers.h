@@ -3,6 +3,11 @@
 // caller reads the file and prefixes the path (inFile()). None of them allocate in
 // proportion to garbage input beyond what they return, and none can crash on any
 // input: truncated, empty, binary or huge.
+//
+// Truncation: the kernel ends every line with '\n', and that is the only way to
+// tell "12345" from a read cut short at "123". So a line a parser takes values
+// from must end in '\n' (test strings too: "cpu  1 2 3 4 5 6 7\n"), except in
+// parsePidStat, which only needs whitespace after field 24 (rss).
 #pragma once
 
 #include <cstdint>
