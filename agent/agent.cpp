@@ -183,6 +183,18 @@ void Agent::probeKubelet() {
     boost::system::error_code ignored;
     if (kubeletSocket_) kubeletSocket_->close(ignored);
   });
+  auto onConnect = [this, endpoint](const boost::system::error_code& cec) {
+    if (stopped_) return;
+    kubeletProbeDone(endpoint, cec);
+  };
+  // An IP literal (the usual NODE_IP) connects directly: Asio resolves names on a
+  // helper thread, which this single-threaded agent avoids when it can.
+  boost::system::error_code addrError;
+  auto address = asio::ip::make_address(host, addrError);
+  if (!addrError) {
+    kubeletSocket_->async_connect(tcp::endpoint(address, kubeletPort()), onConnect);
+    return;
+  }
   resolver_->async_resolve(
       host, std::to_string(kubeletPort()),
       [this, endpoint](const boost::system::error_code& ec, tcp::resolver::results_type results) {
