@@ -15,9 +15,11 @@ deps:
 $(BUILD)/build.ninja:
 	meson setup $(BUILD)
 
+# werror off here only: g++ 12 reports false -Wmaybe-uninitialized inside libstdc++'s
+# <regex> when sanitizers and optimisation combine; the plain build keeps -Werror.
 $(BUILD_ASAN)/build.ninja:
 	meson setup $(BUILD_ASAN) -Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
-	  -Db_lundef=false
+	  -Db_lundef=false -Dwerror=false
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
