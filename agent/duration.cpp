@@ -1,5 +1,7 @@
 #include "agent/duration.h"
 
+#include "agent/quote.h"
+
 #include <cstdint>
 #include <cstdio>
 
@@ -27,25 +29,7 @@ constexpr Unit kUnits[] = {
 
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Quotes like Go's %q for the common cases: printable bytes (and UTF-8) as is,
-// quote and backslash escaped, control bytes as \xNN.
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  out.push_back('"');
-  return out;
-}
+std::string quote(std::string_view s) { return quoteText(s); }
 
 Error invalid(std::string_view orig, std::string_view why) {
   std::string msg = "invalid duration " + quote(orig);

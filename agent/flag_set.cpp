@@ -253,24 +253,6 @@ TypeText typeText(FlagType type) {
 
 }  // namespace
 
-std::string quoteText(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
 Result<bool> parseGoBool(std::string_view text) {
   static constexpr std::string_view kTrue[] = {"1", "t", "T", "TRUE", "true", "True"};
   static constexpr std::string_view kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};
@@ -449,94 +431,63 @@ void FlagSet::stringVar(std::string* target, std::string name, std::string help)
   add(std::move(name), std::move(f));
 }
 
+// A Setter that parses with `parse` and stores into *target; the parse result may
+// be wider than T (ints are parsed bounded to T's width first).
+template <typename T, typename Parse>
+FlagSet::Setter storeInto(T* target, Parse parse) {
+  return [target, parse](std::string_view v) -> Status {
+    auto parsed = parse(v);
+    if (!parsed) return parsed.error();
+    *target = static_cast<T>(*parsed);
+    return Ok{};
+  };
+}
+
+void FlagSet::typedVar(std::string name, std::string typeName, std::string defaultText,
+                       std::string zeroText, std::string help, Setter set) {
+  Flag f;
+  f.typeName = std::move(typeName);
+  f.defaultText = std::move(defaultText);
+  f.zeroText = std::move(zeroText);
+  f.help = std::move(help);
+  f.set = std::move(set);
+  add(std::move(name), std::move(f));
+}
+
 void FlagSet::boolVar(bool* target, std::string name, std::string help) {
   Flag f;
   f.defaultText = *target ? "true" : "false";
   f.zeroText = "false";
   f.help = std::move(help);
   f.isBool = true;
-  f.set = [target](std::string_view v) -> Status {
-    auto b = parseGoBool(v);
-    if (!b) return b.error();
-    *target = *b;
-    return Ok{};
-  };
+  f.set = storeInto(target, parseGoBool);
   add(std::move(name), std::move(f));
 }
 
 void FlagSet::intVar(int* target, std::string name, std::string help) {
-  Flag f;
-  f.typeName = "int";
-  f.defaultText = std::to_string(*target);
-  f.zeroText = "0";
-  f.help = std::move(help);
-  f.set = [target](std::string_view v) -> Status {
-    auto n = parseGoInt(v, 0, 32);  // bounded by the C++ int it is stored in
-    if (!n) return n.error();
-    *target = static_cast<int>(*n);
-    return Ok{};
-  };
-  add(std::move(name), std::move(f));
+  // Bounded to 32 bits: the C++ int it is stored in.
+  typedVar(std::move(name), "int", std::to_string(*target), "0", std::move(help),
+           storeInto(target, [](std::string_view v) { return parseGoInt(v, 0, 32); }));
 }
 
 void FlagSet::int64Var(int64_t* target, std::string name, std::string help) {
-  Flag f;
-  f.typeName = "int";
-  f.defaultText = std::to_string(*target);
-  f.zeroText = "0";
-  f.help = std::move(help);
-  f.set = [target](std::string_view v) -> Status {
-    auto n = parseGoInt(v, 0, 64);
-    if (!n) return n.error();
-    *target = *n;
-    return Ok{};
-  };
-  add(std::move(name), std::move(f));
+  typedVar(std::move(name), "int", std::to_string(*target), "0", std::move(help),
+           storeInto(target, [](std::string_view v) { return parseGoInt(v, 0, 64); }));
 }
 
 void FlagSet::uint64Var(uint64_t* target, std::string name, std::string help) {
-  Flag f;
-  f.typeName = "uint";
-  f.defaultText = std::to_string(*target);
-  f.zeroText = "0";
-  f.help = std::move(help);
-  f.set = [target](std::string_view v) -> Status {
-    auto n = parseGoUint(v, 0, 64);
-    if (!n) return n.error();
-    *target = *n;
-    return Ok{};
-  };
-  add(std::move(name), std::move(f));
+  typedVar(std::move(name), "uint", std::to_string(*target), "0", std::move(help),
+           storeInto(target, [](std::string_view v) { return parseGoUint(v, 0, 64); }));
 }
 
 void FlagSet::doubleVar(double* target, std::string name, std::string help) {
-  Flag f;
-  f.typeName = "float";
-  f.defaultText = formatGoFloat(*target);
-  f.zeroText = "0";
-  f.help = std::move(help);
-  f.set = [target](std::string_view v) -> Status {
-    auto d = parseGoFloat(v);
-    if (!d) return d.error();
-    *target = *d;
-    return Ok{};
-  };
-  add(std::move(name), std::move(f));
+  typedVar(std::move(name), "float", formatGoFloat(*target), "0", std::move(help),
+           storeInto(target, parseGoFloat));
 }
 
 void FlagSet::durationVar(std::chrono::nanoseconds* target, std::string name, std::string help) {
-  Flag f;
-  f.typeName = "duration";
-  f.defaultText = formatGoDuration(*target);
-  f.zeroText = "0s";
-  f.help = std::move(help);
-  f.set = [target](std::string_view v) -> Status {
-    auto d = parseGoDuration(v);
-    if (!d) return d.error();
-    *target = *d;
-    return Ok{};
-  };
-  add(std::move(name), std::move(f));
+  typedVar(std::move(name), "duration", formatGoDuration(*target), "0s", std::move(help),
+           storeInto(target, parseGoDuration));
 }
 
 void FlagSet::stringSliceVar(std::vector<std::string>* target, std::string name, std::string help) {

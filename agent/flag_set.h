@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/quote.h"
 #include "agent/result.h"
 
 namespace koord {
@@ -42,8 +43,6 @@ Result<double> parseGoFloat(std::string_view text);
 Result<std::vector<std::string>> parseCommaList(std::string_view text);
 // Go's FormatFloat(f, 'g', -1, 64): the shortest text that reads back the same.
 std::string formatGoFloat(double value);
-// Double-quoted with '"', '\' and control bytes escaped, like Go's %q for text.
-std::string quoteText(std::string_view text);
 
 // The value types a flag can have; used for not-implemented flags, whose value
 // is checked but stored nowhere.
@@ -108,6 +107,8 @@ class FlagSet {
     bool given = false;
   };
   void add(std::string name, Flag flag);
+  void typedVar(std::string name, std::string typeName, std::string defaultText,
+                std::string zeroText, std::string help, Setter set);
 
   std::map<std::string, Flag, std::less<>> flags_;
   std::vector<std::string> notImplementedGiven_;

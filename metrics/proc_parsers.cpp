@@ -14,6 +14,8 @@
 //    input cannot make a huge or unprintable message.
 #include "metrics/proc_parsers.h"
 
+#include "agent/quote.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -43,30 +45,7 @@ std::string cat(const Parts&... parts) {
   return out;
 }
 
-// The text of s in double quotes, cut to kQuoteMax bytes, with quotes,
-// backslashes and non-printable bytes escaped.
-std::string quote(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  const size_t shown = std::min(s.size(), kQuoteMax);
-  std::string out = "\"";
-  for (size_t i = 0; i < shown; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  if (shown < s.size()) out += "...";
-  out += '"';
-  if (shown < s.size()) out += cat(" (", std::to_string(s.size()), " bytes)");
-  return out;
-}
+std::string quote(std::string_view s) { return quoteText(s, kQuoteMax); }
 
 bool isSeparator(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
