@@ -1,17 +1,17 @@
 #include "agent/agent.h"
 
-#include <boost/asio/connect.hpp>
 #include <csignal>
+#include <filesystem>
 #include <sstream>
 
 #include "agent/read_file.h"
+#include "cgroupfs/cgroup_mounts.h"
 #include "metrics/proc_parsers.h"
 #include "version.h"
 
 namespace koord {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
 
 namespace {
 
@@ -39,12 +39,33 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
       sys_(sys),
       server_(io, HttpLimits{}),
       exporter_(opts_.nodeName, KOORDLET_VERSION),
-      nodeCollector_(opts_.paths, clock, sys.ticksPerSecond),
       failures_(clock, kReminderEvery),
+      nodeCollector_(opts_.paths, clock, sys.ticksPerSecond),
+      kubelet_(io, kubeletConfig()),
+      informer_(io, kubelet_, opts_.kubeletSyncInterval, clock, failures_),
+      cache_(MetricCache::Config{opts_.collectResUsedInterval, opts_.metricCacheNodeRetention,
+                                 opts_.metricCachePodRetention},
+             clock.now()),
       collectTimer_(io),
-      kubeletTimer_(io),
-      kubeletDeadline_(io),
       signals_(io, SIGINT, SIGTERM) {}
+
+// The kubelet endpoint: --kubelet-addr, else NODE_IP (downward API status.hostIP),
+// else this host. Read-only port over HTTP with --kubelet-insecure-tls, as koordlet;
+// otherwise the secure port with the service-account token.
+KubeletClientConfig Agent::kubeletConfig() const {
+  KubeletClientConfig c;
+  c.host = !opts_.kubeletAddr.empty() ? opts_.kubeletAddr
+                                      : (!opts_.nodeIp.empty() ? opts_.nodeIp : "127.0.0.1");
+  c.useTls = !opts_.kubeletInsecureTls;
+  c.port = static_cast<uint16_t>(c.useTls ? opts_.kubeletSecurePort : opts_.kubeletReadOnlyPort);
+  if (c.useTls) {
+    c.tokenFile = opts_.kubeletTokenFile;
+    c.caFile = opts_.kubeletCaFile;
+    c.skipVerify = opts_.kubeletSkipTlsVerify;
+  }
+  c.timeout = opts_.kubeletSyncTimeout;
+  return c;
+}
 
 Status Agent::start() {
   if (!opts_.configFile.empty()) {
@@ -52,6 +73,24 @@ Status Agent::start() {
     // file is still an operator error worth refusing at start.
     auto text = readFile(opts_.configFile);
     if (!text) return makeError("--config: " + text.error().message);
+  }
+
+  // Running on a host whose cgroups are not where --cgroup-root-dir says (no
+  // unified root file, no cpu controller dir): ask libcgroup where they are.
+  {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto& root = opts_.paths.cgroupRoot;
+    if (!fs::exists(HostPaths::join(root, "cgroup.controllers"), ec) &&
+        !fs::exists(HostPaths::join(root, "cpu"), ec)) {
+      if (auto found = findCgroupRootWithLibcgroup()) {
+        KLOG_INFO << "no cgroup hierarchy under " << root << "; libcgroup found it at " << *found;
+        opts_.paths.cgroupRoot = *found;
+      } else {
+        KLOG_WARNING << "no cgroup hierarchy under " << root
+                     << " and libcgroup found none: " << found.error().message;
+      }
+    }
   }
 
   uint64_t bootTime = 0;
@@ -69,6 +108,11 @@ Status Agent::start() {
 
   exporter_.setStartTime(unixSeconds(clock_->wallNow()));
   exporter_.setKubeletUp(false);
+  informer_.onRecord([this](const KubeletRequestRecord& r) {
+    exporter_.recordKubeletRequest(r);
+    exporter_.setKubeletUp(r.failure.empty());
+  });
+  informer_.onUpdate([this](const std::vector<Pod>& pods) { exporter_.setPodCount(pods.size()); });
 
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
@@ -84,7 +128,12 @@ Status Agent::start() {
   nextCollect_ = std::chrono::steady_clock::now();
   collectOnce();
   scheduleCollect();
-  if (opts_.kubeletSyncInterval.count() > 0) scheduleKubeletProbe(std::chrono::nanoseconds(0));
+  // koordlet: an interval <= 0 disables pod sync entirely.
+  if (opts_.kubeletSyncInterval.count() > 0) {
+    informer_.start();
+  } else {
+    KLOG_WARNING << "--kubelet-sync-interval <= 0: pod sync disabled, pods are unavailable";
+  }
   return Ok{};
 }
 
@@ -94,10 +143,7 @@ void Agent::stop() {
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   collectTimer_.cancel();
-  kubeletTimer_.cancel();
-  kubeletDeadline_.cancel();
-  if (resolver_) resolver_->cancel();
-  if (kubeletSocket_) kubeletSocket_->close(ignored);
+  informer_.stop();
   server_.stop();
 }
 
@@ -119,6 +165,12 @@ void Agent::scheduleCollect() {
 }
 
 void Agent::collectOnce() {
+  collectNode();
+  collectPods();
+  exporter_.recordCache(cache_.seriesCount(), cache_.bytesUsed());
+}
+
+void Agent::collectNode() {
   auto begin = clock_->now();
   auto outcome = nodeCollector_.collect();
   double seconds = std::chrono::duration<double>(clock_->now() - begin).count();
@@ -128,6 +180,7 @@ void Agent::collectOnce() {
   if (nodeCollector_.psiSupport() != Support::kUnknown) {
     exporter_.setFeatureSupported("psi", nodeCollector_.psiSupport() == Support::kSupported);
   }
+  cacheNode(outcome.sample);
 
   // One streak per file: a file that keeps failing logs once, then a count.
   static const std::string kFiles[] = {"stat",         "meminfo",         "loadavg",
@@ -141,6 +194,7 @@ void Agent::collectOnce() {
     for (const auto& e : outcome.errors) failed = failed || failureKey(e.message) == path;
     if (!failed) failures_.success(path);
   }
+  lastNode_ = std::move(outcome.sample);
 
   if (outcome.complete && !ready_) {
     ready_ = true;
@@ -148,89 +202,99 @@ void Agent::collectOnce() {
   }
 }
 
-std::string Agent::kubeletHost() const {
-  if (!opts_.kubeletAddr.empty()) return opts_.kubeletAddr;
-  if (!opts_.nodeIp.empty()) return opts_.nodeIp;
-  return "127.0.0.1";
+bool Agent::ensureLayout() {
+  if (layout_) return true;
+  auto version = detectCgroupVersion(opts_.paths.cgroupRoot);
+  Result<CgroupDriver> driver = version ? detectCgroupDriver(opts_.paths.cgroupRoot, *version)
+                                        : Result<CgroupDriver>(version.error());
+  if (!driver) {
+    failures_.failure("cgroup layout", Severity::kWarning,
+                      "cgroup layout unknown under " + opts_.paths.cgroupRoot + ": " +
+                          driver.error().message + "; pod usage is unavailable until it appears");
+    return false;
+  }
+  failures_.success("cgroup layout");
+  layout_.emplace(*version, *driver);
+  KLOG_INFO << "cgroup " << toString(*version) << ", driver " << toString(*driver)
+            << ", kubepods at " << layout_->kubeRootDir();
+  PodCollector::Config config;
+  config.cgroupRoot = opts_.paths.cgroupRoot;
+  config.psiEnabled = opts_.featureGates.enabled("PSICollector");
+  config.psiInterval = opts_.psiCollectorInterval;
+  config.nodeStaleness = opts_.collectSysMetricOutdatedInterval;
+  podCollector_ = std::make_unique<PodCollector>(config, *layout_, *clock_);
+  return true;
 }
 
-uint16_t Agent::kubeletPort() const {
-  return static_cast<uint16_t>(opts_.kubeletInsecureTls ? opts_.kubeletReadOnlyPort
-                                                        : opts_.kubeletSecurePort);
+void Agent::collectPods() {
+  if (!ensureLayout()) return;
+  auto begin = clock_->now();
+  const std::vector<Pod>& pods = informer_.pods();
+  auto outcome = podCollector_->collect(pods, lastNode_ ? &*lastNode_ : nullptr);
+  double seconds = std::chrono::duration<double>(clock_->now() - begin).count();
+  exporter_.recordCollector("pod", seconds, outcome.errors.size());
+  if (podCollector_->psiSupport() != Support::kUnknown) {
+    exporter_.setFeatureSupported("pod_psi", podCollector_->psiSupport() == Support::kSupported);
+  }
+  // A malformed or unreadable cgroup file is one streak per file (vanished ones
+  // never get here: they are normal).
+  for (const auto& e : outcome.errors) {
+    failures_.failure(failureKey(e.message), Severity::kError, "pod collector: " + e.message);
+  }
+  exporter_.recordPods(outcome.sample);
+  cachePods(outcome.sample);
 }
 
-void Agent::scheduleKubeletProbe(std::chrono::nanoseconds delay) {
-  if (stopped_) return;
-  kubeletTimer_.expires_after(delay);
-  kubeletTimer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || stopped_) return;
-    probeKubelet();
-  });
+void Agent::cacheNode(const NodeSample& s) {
+  if (s.cpuUsedCores) cache_.append({MetricKind::kNodeCpuCores, "", ""}, s.at, *s.cpuUsedCores);
+  if (s.memory) {
+    cache_.append({MetricKind::kNodeMemoryBytes, "", ""}, s.at,
+                  static_cast<double>(s.memory->usedBytes()));
+  }
 }
 
-// Until the kubelet client lands (pods issue), the agent checks only that the
-// kubelet endpoint accepts TCP connections, so an operator learns once, at start,
-// that pod metrics are unavailable while node metrics go on.
-void Agent::probeKubelet() {
-  std::string host = kubeletHost();
-  std::string endpoint = host + ":" + std::to_string(kubeletPort());
-  resolver_ = std::make_unique<tcp::resolver>(io_);
-  kubeletSocket_ = std::make_unique<tcp::socket>(io_);
-  kubeletDeadline_.expires_after(opts_.kubeletSyncTimeout);
-  kubeletDeadline_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;  // cancelled: the probe finished first
-    if (resolver_) resolver_->cancel();
-    boost::system::error_code ignored;
-    if (kubeletSocket_) kubeletSocket_->close(ignored);
-  });
-  auto onConnect = [this, endpoint](const boost::system::error_code& cec) {
-    if (stopped_) return;
-    kubeletProbeDone(endpoint, cec);
+void Agent::cachePods(const PodsSample& s) {
+  auto put = [&](MetricKind kind, const std::string& owner, std::optional<double> v) {
+    if (v) cache_.append({kind, owner, ""}, s.at, *v);
   };
-  // An IP literal (the usual NODE_IP) connects directly: Asio resolves names on a
-  // helper thread, which this single-threaded agent avoids when it can.
-  boost::system::error_code addrError;
-  auto address = asio::ip::make_address(host, addrError);
-  if (!addrError) {
-    kubeletSocket_->async_connect(tcp::endpoint(address, kubeletPort()), onConnect);
-    return;
+  auto putPsi = [&](MetricKind kind, const std::string& owner,
+                    const std::array<std::optional<Pressure>, 3>& pressure) {
+    for (int r = 0; r < 3; ++r) {
+      if (!pressure[r]) continue;
+      std::string base = std::string(kPsiResourceNames[r]) + "/";
+      cache_.append({kind, owner, base + "some/avg10"}, s.at, pressure[r]->some.avg10);
+      if (pressure[r]->full) {
+        cache_.append({kind, owner, base + "full/avg10"}, s.at, pressure[r]->full->avg10);
+      }
+    }
+  };
+  auto memory = [](const CgroupUsage& u) -> std::optional<double> {
+    if (!u.memoryBytes) return std::nullopt;
+    return static_cast<double>(*u.memoryBytes);
+  };
+  std::set<std::string, std::less<>> live;
+  for (const PodUsage& pu : s.pods) {
+    const std::string& uid = pu.pod->uid;
+    live.insert(uid);
+    put(MetricKind::kPodCpuCores, uid, pu.usage.cpuCores);
+    put(MetricKind::kPodMemoryBytes, uid, memory(pu.usage));
+    put(MetricKind::kPodCpuThrottledRatio, uid, pu.usage.throttledRatio);
+    putPsi(MetricKind::kPodPsi, uid, pu.usage.pressure);
+    for (const ContainerUsage& cu : pu.containers) {
+      live.insert(cu.id);
+      put(MetricKind::kContainerCpuCores, cu.id, cu.usage.cpuCores);
+      put(MetricKind::kContainerMemoryBytes, cu.id, memory(cu.usage));
+      put(MetricKind::kContainerCpuThrottledRatio, cu.id, cu.usage.throttledRatio);
+      putPsi(MetricKind::kContainerPsi, cu.id, cu.usage.pressure);
+    }
   }
-  resolver_->async_resolve(
-      host, std::to_string(kubeletPort()),
-      [this, endpoint](const boost::system::error_code& ec, tcp::resolver::results_type results) {
-        if (stopped_) return;
-        if (ec) {
-          kubeletProbeDone(endpoint, ec);
-          return;
-        }
-        asio::async_connect(
-            *kubeletSocket_, results,
-            [this, endpoint](const boost::system::error_code& cec, const tcp::endpoint&) {
-              if (stopped_) return;
-              kubeletProbeDone(endpoint, cec);
-            });
-      });
-}
-
-void Agent::kubeletProbeDone(const std::string& endpoint, boost::system::error_code ec) {
-  kubeletDeadline_.cancel();
-  boost::system::error_code ignored;
-  kubeletSocket_->close(ignored);
-  const std::string key = "kubelet " + endpoint;
-  bool up = !ec;
-  if (up) {
-    failures_.success(key);
-    if (!kubeletProbed_ || !kubeletUp_) KLOG_INFO << "kubelet reachable at " << endpoint;
-  } else {
-    std::string reason = ec == asio::error::operation_aborted ? "timed out" : ec.message();
-    failures_.failure(key, Severity::kWarning,
-                      "kubelet at " + endpoint + " unreachable (" + reason +
-                          "): pods are unavailable, node metrics continue");
-  }
-  kubeletUp_ = up;
-  kubeletProbed_ = true;
-  exporter_.setKubeletUp(up);
-  scheduleKubeletProbe(opts_.kubeletSyncInterval);
+  put(MetricKind::kSystemCpuCores, "", s.systemCpuCores);
+  put(MetricKind::kSystemMemoryBytes, "", s.systemMemoryBytes);
+  put(MetricKind::kBeCpuUsageMilli, "", s.be.usageMilli);
+  put(MetricKind::kBeCpuRequestMilli, "", s.be.requestMilli);
+  put(MetricKind::kBeCpuRealLimitMilli, "", s.be.realLimitMilli);
+  // Series of pods and containers that are gone are freed now.
+  cache_.retainOwners(live);
 }
 
 HttpResponse Agent::serveMetrics() {
@@ -261,9 +325,22 @@ HttpResponse Agent::serveReadyz() const {
       body << "unknown\n";
       break;
   }
-  body << "kubelet: "
-       << (!kubeletProbed_ ? "not probed yet"
-                           : (kubeletUp_ ? "reachable" : "unreachable (pods unavailable)"))
+  body << "kubelet " << kubelet_.endpoint() << ": ";
+  if (opts_.kubeletSyncInterval.count() <= 0) {
+    body << "pod sync disabled\n";
+  } else if (informer_.lastOk()) {
+    body << "ok, " << informer_.pods().size() << " pods\n";
+  } else if (informer_.synced()) {
+    body << "failing (" << informer_.lastError() << "), keeping " << informer_.pods().size()
+         << " pods from the last good list\n";
+  } else {
+    body << "unreachable ("
+         << (informer_.lastError().empty() ? "no reply yet" : informer_.lastError())
+         << "), pods unavailable\n";
+  }
+  body << "cgroup layout: "
+       << (layout_ ? std::string(toString(layout_->version())) + ", " + toString(layout_->driver())
+                   : std::string("unknown (no kubepods tree yet)"))
        << "\n";
   body << "nri: "
        << (opts_.enableNriRuntimeHook ? "not connected (plugin not in this build)" : "disabled")

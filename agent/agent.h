@@ -1,23 +1,28 @@
-// Agent: the daemon. One Boost.Asio io_context runs everything: the collector
-// timer, the kubelet probe, the HTTP server and the signal handler. Modules plug in
-// here; each does its I/O serially on the loop thread (STYLE.md habit 12).
+// Agent: the daemon. One Boost.Asio io_context runs everything: the collection
+// timer, the kubelet pod sync, the HTTP server and the signal handler. Modules plug
+// in here; each does its I/O serially on the loop thread (STYLE.md habit 12).
 #pragma once
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this first.
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/clock.h"
 #include "agent/http_server.h"
+#include "agent/kubelet_client.h"
 #include "agent/log.h"
 #include "agent/options.h"
+#include "agent/pods_informer.h"
+#include "cgroupfs/layout.h"
 #include "metrics/exporter.h"
+#include "metrics/metric_cache.h"
 #include "metrics/node_collector.h"
+#include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
 
 namespace koord {
@@ -35,24 +40,28 @@ class Agent {
   // Binds the HTTP server, arms the timers and the signal handler. Errors (address
   // in use, unreadable --config) are returned; the caller exits non-zero.
   Status start();
-  // Stops every timer, the server and the signal handler so io_context::run()
-  // returns. Idempotent; SIGTERM and SIGINT call it.
+  // Stops every timer, the server, the kubelet sync and the signal handler so
+  // io_context::run() returns. Idempotent; SIGTERM and SIGINT call it.
   void stop();
 
   bool ready() const { return ready_; }
   uint16_t httpPort() const { return server_.port(); }
+  const MetricCache& cache() const { return cache_; }
 
  private:
   void scheduleCollect();
   void collectOnce();
-  void scheduleKubeletProbe(std::chrono::nanoseconds delay);
-  void probeKubelet();
-  void kubeletProbeDone(const std::string& endpoint, boost::system::error_code ec);
+  void collectNode();
+  void collectPods();
+  // Finds the cgroup version and driver; until the kubelet has made its tree this
+  // fails, is logged once, and is retried every round.
+  bool ensureLayout();
+  void cacheNode(const NodeSample& s);
+  void cachePods(const PodsSample& s);
 
   HttpResponse serveMetrics();
   HttpResponse serveReadyz() const;
-  std::string kubeletHost() const;
-  uint16_t kubeletPort() const;
+  KubeletClientConfig kubeletConfig() const;
 
   boost::asio::io_context& io_;
   Options opts_;
@@ -61,22 +70,22 @@ class Agent {
 
   HttpServer server_;
   Exporter exporter_;
-  NodeCollector nodeCollector_;
-  std::unique_ptr<SelfCollector> selfCollector_;
   FailureLog failures_;
+  NodeCollector nodeCollector_;
+  std::optional<NodeSample> lastNode_;
+  std::unique_ptr<SelfCollector> selfCollector_;
+  KubeletClient kubelet_;
+  PodsInformer informer_;
+  std::optional<CgroupLayout> layout_;
+  std::unique_ptr<PodCollector> podCollector_;
+  MetricCache cache_;
 
   boost::asio::steady_timer collectTimer_;
   std::chrono::steady_clock::time_point nextCollect_{};
-  boost::asio::steady_timer kubeletTimer_;
-  boost::asio::steady_timer kubeletDeadline_;
-  std::unique_ptr<boost::asio::ip::tcp::resolver> resolver_;
-  std::unique_ptr<boost::asio::ip::tcp::socket> kubeletSocket_;
   boost::asio::signal_set signals_;
 
   bool ready_ = false;
   bool stopped_ = false;
-  bool kubeletUp_ = false;
-  bool kubeletProbed_ = false;
 };
 
 }  // namespace koord

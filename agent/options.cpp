@@ -405,6 +405,12 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   // Our own.
   fs.boolVar(&o.dryRun, "dry-run", "Compute and log cgroup writes without performing them.");
   fs.stringVar(&o.configFile, "config", "NodeSLO spec file (YAML or JSON).");
+  fs.funcVar("metric-cache-node-retention", "duration", durationText(o.metricCacheNodeRetention),
+             "How long the in-memory metric cache keeps node-level samples; must be > 0.",
+             positiveDuration(&o.metricCacheNodeRetention));
+  fs.funcVar("metric-cache-pod-retention", "duration", durationText(o.metricCachePodRetention),
+             "How long the in-memory metric cache keeps pod and container samples; must be > 0.",
+             positiveDuration(&o.metricCachePodRetention));
   fs.boolVar(&o.showVersion, "version", "Print the version and exit.");
 }
 
@@ -423,18 +429,15 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
     // Bound to Options fields already, but the module that reads them lands with a
     // later milestone; until then setting them changes nothing, so say so.
     static const char* const kNotYetUsed[] = {
-        "var-lib-kubelet-dir",                   // pods milestone
-        "kubelet-preferred-address-type",        // pods milestone
-        "kubelet-token-file",                    // pods milestone (secure port client)
-        "kubelet-ca-file",                       // pods milestone
-        "kubelet-skip-tls-verify",               // pods milestone
-        "collect-sys-metric-outdated-interval",  // pods milestone (system usage)
-        "psi-collector-interval",                // pods milestone (pod PSI)
-        "resource-force-update-seconds",         // CPU QoS milestone (executor)
-        "runtime-hooks-nri-socket-path",         // NRI milestone
-        "runtime-hooks-nri-plugin-name",         // NRI milestone
-        "runtime-hooks-nri-plugin-index",        // NRI milestone
-        "runtime-hooks-nri-connect-timeout",     // NRI milestone
+        "var-lib-kubelet-dir",  // cpu manager state, pod volumes: later milestones
+        // The node address comes from NODE_IP or --kubelet-addr (there is no Node
+        // informer to pick an address type from).
+        "kubelet-preferred-address-type",
+        "resource-force-update-seconds",      // CPU QoS milestone (executor)
+        "runtime-hooks-nri-socket-path",      // NRI milestone
+        "runtime-hooks-nri-plugin-name",      // NRI milestone
+        "runtime-hooks-nri-plugin-index",     // NRI milestone
+        "runtime-hooks-nri-connect-timeout",  // NRI milestone
     };
     for (const char* name : kNotYetUsed) {
       if (fs.isGiven(name)) opts.ignored.emplace_back(name);

@@ -62,6 +62,9 @@ struct Options {
   // Our own
   bool dryRun = false;
   std::string configFile;  // --config: NodeSLO spec (used from the QoS issue on)
+  // In-memory metric cache (koordlet keeps a TSDB instead; these bound our rings).
+  std::chrono::nanoseconds metricCacheNodeRetention = std::chrono::minutes(30);
+  std::chrono::nanoseconds metricCachePodRetention = std::chrono::minutes(5);
 
   // Derived
   std::string nodeName;  // NODE_NAME, else hostname

@@ -8,9 +8,58 @@ namespace koord {
 
 using prometheus::BuildCounter;
 using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+namespace {
+
+prometheus::Family<prometheus::Gauge>& gaugeFamily(prometheus::Registry& reg, const char* name,
+                                                   const char* help) {
+  return BuildGauge().Name(name).Help(help).Register(reg);
+}
+
+}  // namespace
+
+void SweptGauges::set(const prometheus::Labels& labels, double value) {
+  auto& gauge = family_->Add(labels);
+  gauge.Set(value);
+  live_[&gauge] = round_;
+}
+
+void SweptGauges::sweep() {
+  for (auto it = live_.begin(); it != live_.end();) {
+    if (it->second != round_) {
+      family_->Remove(it->first);
+      it = live_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ++round_;
+}
 
 Exporter::Exporter(std::string nodeName, std::string version)
-    : node_(std::move(nodeName)), registry_(std::make_shared<prometheus::Registry>()) {
+    : node_(std::move(nodeName)),
+      registry_(std::make_shared<prometheus::Registry>()),
+      podCpu_(gaugeFamily(*registry_, "koordlet_pod_cpu_usage_cores",
+                          "CPU used by a pod's cgroup, in cores")),
+      podMemory_(gaugeFamily(*registry_, "koordlet_pod_memory_usage_bytes",
+                             "Memory used by a pod's cgroup without page cache "
+                             "(anon + unevictable), in bytes")),
+      podThrottled_(gaugeFamily(*registry_, "koordlet_pod_cpu_throttled_ratio",
+                                "Share of CFS periods in which a pod was throttled")),
+      containerCpu_(gaugeFamily(*registry_, "koordlet_container_cpu_usage_cores",
+                                "CPU used by a container, in cores")),
+      containerMemory_(gaugeFamily(*registry_, "koordlet_container_memory_usage_bytes",
+                                   "Memory used by a container without page cache, in bytes")),
+      containerThrottled_(gaugeFamily(*registry_, "koordlet_container_cpu_throttled_ratio",
+                                      "Share of CFS periods in which a container was throttled")),
+      containerRequests_(gaugeFamily(*registry_, "koordlet_container_resource_requests",
+                                     "the container requests of resources updated by koordinator")),
+      containerLimits_(gaugeFamily(*registry_, "koordlet_container_resource_limits",
+                                   "the container limits of resources updated by koordinator")),
+      podPsi_(gaugeFamily(*registry_, "koordlet_pod_psi", "Pod psi collected by koordlet")),
+      containerPsi_(gaugeFamily(*registry_, "koordlet_container_psi",
+                                "Container psi collected by koordlet")) {
   auto& reg = *registry_;
   const prometheus::Labels node{{"node", node_}};
 
@@ -70,6 +119,38 @@ Exporter::Exporter(std::string nodeName, std::string version)
                     .Help("Whether the kubelet answered the last probe (pods are known)")
                     .Register(reg)
                     .Add(node);
+
+  kubeletDuration_ = &BuildHistogram()
+                          .Name("koordlet_kubelet_request_duration_seconds")
+                          .Help("kubelet http request duration in seconds")
+                          .Register(reg);
+  kubeletErrors_ = &BuildCounter()
+                        .Name("koordlet_kubelet_request_errors_total")
+                        .Help(
+                            "kubelet /pods/ requests whose reply was refused, by reason: "
+                            "transport, status, invalid, empty")
+                        .Register(reg);
+  podCount_ = &BuildGauge()
+                   .Name("koordlet_kubelet_pods")
+                   .Help("Pods in the last good pod list from the kubelet")
+                   .Register(reg)
+                   .Add(node);
+  beCpu_ = &BuildGauge()
+                .Name("koordlet_be_cpu_cores")
+                .Help(
+                    "Best-effort CPU on the node: usage of the besteffort QoS cgroup, the sum "
+                    "of BE pods' batch-cpu requests, and the real limit, in cores")
+                .Register(reg);
+  cacheSeries_ = &BuildGauge()
+                      .Name("koordlet_metric_cache_series")
+                      .Help("Series held in the in-memory metric cache")
+                      .Register(reg)
+                      .Add({});
+  cacheBytes_ = &BuildGauge()
+                     .Name("koordlet_metric_cache_bytes")
+                     .Help("Bytes held by the in-memory metric cache (rings and keys)")
+                     .Register(reg)
+                     .Add({});
 
   BuildGauge()
       .Name("koordlet_build_info")
@@ -221,6 +302,106 @@ void Exporter::recordHttp(const HttpStats& stats) {
 }
 
 void Exporter::setKubeletUp(bool up) { kubeletUp_->Set(up ? 1 : 0); }
+
+void Exporter::recordKubeletRequest(const KubeletRequestRecord& r) {
+  // koordlet's buckets: 0.001 × 4^k, k = 0..6.
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.004, 0.016, 0.064,
+                                                                   0.256, 1.024, 4.096};
+  kubeletDuration_->Add({{"verb", "GET"}, {"path", "/pods/"}, {"code", r.code}}, kBuckets)
+      .Observe(r.seconds);
+  if (!r.failure.empty()) kubeletErrors_->Add({{"reason", r.failure}}).Increment();
+}
+
+void Exporter::setPodCount(size_t pods) { podCount_->Set(static_cast<double>(pods)); }
+
+void Exporter::recordCache(size_t series, size_t bytes) {
+  cacheSeries_->Set(static_cast<double>(series));
+  cacheBytes_->Set(static_cast<double>(bytes));
+}
+
+namespace {
+
+// koordlet's PSI labels: resource, window ("precision") and degree, plus whether
+// the kernel reports "full" for CPU (absent before 5.13).
+void setPsi(SweptGauges& gauges, const prometheus::Labels& base,
+            const std::array<std::optional<Pressure>, 3>& pressure) {
+  const bool cpuFull = pressure[0] && pressure[0]->full.has_value();
+  for (int r = 0; r < 3; ++r) {
+    if (!pressure[r]) continue;
+    auto put = [&](const PressureLine& line, const char* degree) {
+      const std::pair<const char*, double> windows[] = {
+          {"avg10", line.avg10}, {"avg60", line.avg60}, {"avg300", line.avg300}};
+      for (const auto& [window, value] : windows) {
+        prometheus::Labels l = base;
+        l["psi_resource_type"] = kPsiResourceNames[r];
+        l["psi_precision"] = window;
+        l["psi_degree"] = degree;
+        l["cpu_full_supported"] = cpuFull ? "true" : "false";
+        gauges.set(l, value);
+      }
+    };
+    put(pressure[r]->some, "some");
+    if (pressure[r]->full) put(*pressure[r]->full, "full");
+  }
+}
+
+}  // namespace
+
+void Exporter::recordPods(const PodsSample& sample) {
+  for (const PodUsage& pu : sample.pods) {
+    const Pod& pod = *pu.pod;
+    const prometheus::Labels podLabels{
+        {"node", node_}, {"pod_uid", pod.uid}, {"pod_name", pod.name}, {"pod_namespace", pod.ns}};
+    if (pu.usage.cpuCores) podCpu_.set(podLabels, *pu.usage.cpuCores);
+    if (pu.usage.memoryBytes) podMemory_.set(podLabels, static_cast<double>(*pu.usage.memoryBytes));
+    if (pu.usage.throttledRatio) podThrottled_.set(podLabels, *pu.usage.throttledRatio);
+    setPsi(podPsi_, podLabels, pu.usage.pressure);
+
+    for (const ContainerUsage& cu : pu.containers) {
+      prometheus::Labels labels = podLabels;
+      labels["container_id"] = cu.id;
+      labels["container_name"] = cu.container->name;
+      if (cu.usage.cpuCores) containerCpu_.set(labels, *cu.usage.cpuCores);
+      if (cu.usage.memoryBytes) {
+        containerMemory_.set(labels, static_cast<double>(*cu.usage.memoryBytes));
+      }
+      if (cu.usage.throttledRatio) containerThrottled_.set(labels, *cu.usage.throttledRatio);
+      setPsi(containerPsi_, labels, cu.usage.pressure);
+
+      // koordlet records batch-cpu (its value, i.e. milli-cores, unit integer) and
+      // batch-memory (bytes); cpu (cores) and memory (bytes) are recorded as well.
+      auto resources = [&](SweptGauges& gauges, const ResourceList& list) {
+        auto put = [&](const char* resource, const char* unit, std::optional<int64_t> v,
+                       double scale) {
+          if (!v) return;
+          prometheus::Labels l = labels;
+          l["resource"] = resource;
+          l["unit"] = unit;
+          gauges.set(l, static_cast<double>(*v) * scale);
+        };
+        put("cpu", "core", list.cpuMilli, 0.001);
+        put("memory", "byte", list.memoryBytes, 1);
+        put("kubernetes.io/batch-cpu", "integer", list.batchCpuMilli, 1);
+        put("kubernetes.io/batch-memory", "byte", list.batchMemoryBytes, 1);
+      };
+      resources(containerRequests_, cu.container->requests);
+      resources(containerLimits_, cu.container->limits);
+    }
+  }
+  for (SweptGauges* g :
+       {&podCpu_, &podMemory_, &podThrottled_, &containerCpu_, &containerMemory_,
+        &containerThrottled_, &containerRequests_, &containerLimits_, &podPsi_, &containerPsi_}) {
+    g->sweep();
+  }
+
+  const BeUsage& be = sample.be;
+  auto beSet = [&](const char* kind, std::optional<double> milli) {
+    if (milli) beCpu_->Add({{"node", node_}, {"kind", kind}}).Set(*milli / 1000.0);
+  };
+  beSet("usage", be.usageMilli);
+  beSet("request", be.requestMilli);
+  beSet("real_limit", be.realLimitMilli);
+}
 
 std::string Exporter::render() const {
   std::ostringstream os;

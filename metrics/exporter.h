@@ -16,13 +16,32 @@
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include "agent/http_server.h"
+#include "agent/pods_informer.h"
 #include "metrics/node_collector.h"
+#include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
 
 namespace koord {
+
+// A gauge family whose series follow a changing set of objects (pods,
+// containers): set() marks a series live in the current round, sweep() removes
+// the series not set since the previous sweep, so a deleted pod's series go away.
+class SweptGauges {
+ public:
+  explicit SweptGauges(prometheus::Family<prometheus::Gauge>& family) : family_(&family) {}
+  void set(const prometheus::Labels& labels, double value);
+  void sweep();
+  size_t size() const { return live_.size(); }
+
+ private:
+  prometheus::Family<prometheus::Gauge>* family_;
+  std::map<prometheus::Gauge*, uint64_t> live_;  // series -> round last set
+  uint64_t round_ = 1;
+};
 
 class Exporter {
  public:
@@ -36,6 +55,12 @@ class Exporter {
   void recordSelf(const SelfSample& sample);
   void recordHttp(const HttpStats& stats);
   void setKubeletUp(bool up);
+  void recordKubeletRequest(const KubeletRequestRecord& record);
+  void setPodCount(size_t pods);
+  // Pod and container usage, PSI, requests/limits and the BE aggregate of one
+  // collection round; series of pods and containers not in it are removed.
+  void recordPods(const PodsSample& sample);
+  void recordCache(size_t series, size_t bytes);
 
   // The text exposition format (version 0.0.4).
   std::string render() const;
@@ -61,6 +86,22 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* collectorDuration_;
   prometheus::Family<prometheus::Counter>* collectorErrors_;
   prometheus::Gauge* kubeletUp_;
+  prometheus::Family<prometheus::Histogram>* kubeletDuration_;
+  prometheus::Family<prometheus::Counter>* kubeletErrors_;
+  prometheus::Gauge* podCount_;
+  SweptGauges podCpu_;
+  SweptGauges podMemory_;
+  SweptGauges podThrottled_;
+  SweptGauges containerCpu_;
+  SweptGauges containerMemory_;
+  SweptGauges containerThrottled_;
+  SweptGauges containerRequests_;
+  SweptGauges containerLimits_;
+  SweptGauges podPsi_;
+  SweptGauges containerPsi_;
+  prometheus::Family<prometheus::Gauge>* beCpu_;
+  prometheus::Gauge* cacheSeries_;
+  prometheus::Gauge* cacheBytes_;
 
   prometheus::Counter* processCpu_;
   double processCpuLast_ = 0;

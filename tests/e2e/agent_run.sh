@@ -16,14 +16,16 @@ done
 
 # Nothing listens on this port: the kubelet is unreachable, which must be said once.
 KUBELET_PORT=$(free_port)
+echo "test-token" >"$WORK/token"
 start_agent "$BIN" "$WORK/agent.log" --v=2 --kubelet-addr=127.0.0.1 \
-  --kubelet-secure-port="$KUBELET_PORT" --kubelet-sync-interval=500ms \
-  --collect-res-used-interval=200ms
+  --kubelet-secure-port="$KUBELET_PORT" --kubelet-token-file="$WORK/token" \
+  --kubelet-sync-interval=500ms --collect-res-used-interval=200ms
 BASE="http://127.0.0.1:$AGENT_PORT"
 
 wait_for "$BASE/healthz" 200 10
 wait_for "$BASE/readyz" 200 15
-curl -sf "$BASE/readyz" | grep -q '^kubelet: unreachable' || fail "/readyz body lacks kubelet state"
+curl -sf "$BASE/readyz" | grep -q "^kubelet https://127.0.0.1:$KUBELET_PORT: unreachable" ||
+  fail "/readyz body lacks kubelet state"
 curl -sf "$BASE/readyz" | grep -q '^nri: ' || fail "/readyz body lacks NRI state"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/nope")" = 404 ] || fail "unknown path is not 404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$BASE/metrics")" = 405 ] || fail "POST is not 405"
@@ -42,9 +44,9 @@ if ! promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.out" 2>&1; the
   fail "promtool check metrics reported problems"
 fi
 
-# A few more probe rounds; the unreachable kubelet must still be one log line.
+# A few more sync rounds; the unreachable kubelet must still be one log line.
 sleep 2
-n=$(grep -c 'unreachable' "$WORK/agent.log" || true)
+n=$(grep -c 'pods are unavailable' "$WORK/agent.log" || true)
 [ "$n" = 1 ] || { cat "$WORK/agent.log" >&2; fail "kubelet unreachable logged $n times, want 1"; }
 
 start=$(date +%s%N)

@@ -1,0 +1,280 @@
+// Pods benchmark (not a test): a synthetic node of N pods × 3 containers as real
+// cgroup v1 directories on this machine, their PodList served by the test kubelet,
+// and the real koordlet binary collecting them every second. Reports the agent's
+// CPU time per collection cycle, its RSS, and the ratio of its cycle cost to the
+// bare cost of reading the same files once (open/read/close, no parsing), measured
+// in this process.
+//   pods_bench AGENT_BINARY PODS SECONDS      (needs root and cgroup v1 cpu,cpuacct,memory)
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/read_file.h"
+#include "cgroupfs/cgroup_files.h"
+#include "cgroupfs/layout.h"
+#include "tests/support/test_kubelet.h"
+
+namespace fs = std::filesystem;
+using namespace koord;
+
+namespace {
+
+const std::string kCgroupRoot = "/sys/fs/cgroup";
+const char* const kControllers[] = {"cpu", "cpuacct", "memory"};
+
+struct BenchPod {
+  std::string uid, name;
+  KubeQos qos;
+  std::vector<std::string> containerIds;
+};
+
+std::string hex64(size_t pod, size_t c) {
+  char buf[65];
+  std::snprintf(buf, sizeof buf, "%016zx%016zx%016zx%016zx", pod, c, pod * 31 + c, size_t{0xbe});
+  return buf;
+}
+
+std::vector<BenchPod> makePods(size_t n) {
+  std::vector<BenchPod> pods;
+  for (size_t i = 0; i < n; ++i) {
+    BenchPod p;
+    char uid[64];
+    std::snprintf(uid, sizeof uid, "bench000-0000-4000-8000-%012zu", i);
+    p.uid = uid;
+    p.name = "bench-" + std::to_string(i);
+    p.qos = i % 3 == 0 ? KubeQos::kBestEffort
+                       : (i % 3 == 1 ? KubeQos::kBurstable : KubeQos::kGuaranteed);
+    for (size_t c = 0; c < 3; ++c) p.containerIds.push_back(hex64(i, c));
+    pods.push_back(std::move(p));
+  }
+  return pods;
+}
+
+std::string podListJson(const std::vector<BenchPod>& pods) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& p : pods) {
+    nlohmann::json containers = nlohmann::json::array(), statuses = nlohmann::json::array();
+    for (size_t c = 0; c < p.containerIds.size(); ++c) {
+      nlohmann::json res = nlohmann::json::object();
+      if (p.qos == KubeQos::kGuaranteed) {
+        res = {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}},
+               {"limits", {{"cpu", "500m"}, {"memory", "256Mi"}}}};
+      } else if (p.qos == KubeQos::kBurstable) {
+        res = {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}};
+      } else {
+        res = {{"requests",
+                {{"kubernetes.io/batch-cpu", "1000"}, {"kubernetes.io/batch-memory", "512Mi"}}}};
+      }
+      std::string name = std::string("c").append(std::to_string(c));
+      containers.push_back({{"name", name}, {"image", "busybox"}, {"resources", res}});
+      statuses.push_back(
+          {{"name", name}, {"ready", true}, {"containerID", "containerd://" + p.containerIds[c]}});
+    }
+    nlohmann::json labels = {{"app", "bench"}};
+    if (p.qos == KubeQos::kBestEffort) labels["koordinator.sh/qosClass"] = "BE";
+    items.push_back(
+        {{"metadata",
+          {{"name", p.name}, {"namespace", "bench"}, {"uid", p.uid}, {"labels", labels}}},
+         {"spec", {{"containers", containers}}},
+         {"status",
+          {{"phase", "Running"}, {"qosClass", toString(p.qos)}, {"containerStatuses", statuses}}}});
+  }
+  return nlohmann::json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}}.dump();
+}
+
+// Every file the agent's collectors read in one cycle, in the same order.
+std::vector<std::string> cycleFiles(const CgroupLayout& layout, const std::string& root,
+                                    const std::vector<BenchPod>& pods) {
+  std::vector<std::string> files = {
+      "/proc/stat",         "/proc/meminfo",         "/proc/loadavg",
+      "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io"};
+  auto cgroup = [&](const std::string& dir) {
+    for (CgroupFile f : {CgroupFile::kCpuUsage, CgroupFile::kMemoryStat, CgroupFile::kCpuStat}) {
+      files.push_back(cgroupFilePath(layout, root, dir, f));
+    }
+  };
+  for (const auto& p : pods) {
+    std::string podDir = layout.podDir(p.qos, p.uid);
+    cgroup(podDir);
+    for (const auto& id : p.containerIds) cgroup(*layout.containerDir(podDir, "containerd", id));
+  }
+  std::string be = layout.qosDir(KubeQos::kBestEffort);
+  files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpuUsage));
+  files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpusetCpus));
+  for (const auto& p : pods) {
+    if (p.qos != KubeQos::kBestEffort) continue;
+    std::string podDir = layout.podDir(p.qos, p.uid);
+    for (const auto& id : p.containerIds) {
+      files.push_back(cgroupFilePath(layout, root, *layout.containerDir(podDir, "containerd", id),
+                                     CgroupFile::kCpusetCpus));
+    }
+  }
+  files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpuQuota));
+  return files;
+}
+
+double cpuSecondsSelf() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return tv(ru.ru_utime) + tv(ru.ru_stime);
+}
+
+double cpuSecondsOf(pid_t pid) {
+  auto text = readFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return -1;
+  auto close = text->rfind(')');
+  std::istringstream in(text->substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && in >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+long statusKb(pid_t pid, const char* key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) return std::stol(line.substr(std::strlen(key) + 1));
+  }
+  return -1;
+}
+
+std::string httpGet(uint16_t port, const std::string& path) {
+  std::string cmd = "curl -s --max-time 5 http://127.0.0.1:" + std::to_string(port) + path;
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: pods_bench AGENT_BINARY PODS SECONDS\n";
+    return 2;
+  }
+  const std::string agent = argv[1];
+  const size_t n = std::stoul(argv[2]);
+  const int seconds = std::stoi(argv[3]);
+  if (::geteuid() != 0) {
+    std::cerr << "pods_bench: needs root to create cgroups under " << kCgroupRoot << "\n";
+    return 1;
+  }
+
+  const std::string prefix = "koordlet-bench-" + std::to_string(::getpid());
+  CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+  const auto pods = makePods(n);
+
+  // The agent sees <tmp>/<controller> -> /sys/fs/cgroup/<controller>/<prefix>, so
+  // its kubepods tree is the private one built here, in the real kernel.
+  const fs::path agentRoot = fs::temp_directory_path() / prefix;
+  fs::create_directories(agentRoot);
+  std::vector<fs::path> created;
+  for (const char* c : kControllers) {
+    fs::path top = fs::path(kCgroupRoot) / c / prefix;
+    fs::create_directories(top);
+    fs::create_symlink(top, agentRoot / c);
+    auto mk = [&](const std::string& dir) {
+      fs::create_directories(top / dir);
+      created.push_back(top / dir);
+    };
+    mk(layout.kubeRootDir());
+    mk(layout.qosDir(KubeQos::kBurstable));
+    mk(layout.qosDir(KubeQos::kBestEffort));
+    for (const auto& p : pods) {
+      std::string podDir = layout.podDir(p.qos, p.uid);
+      mk(podDir);
+      for (const auto& id : p.containerIds) mk(*layout.containerDir(podDir, "containerd", id));
+    }
+  }
+
+  test::TestKubelet kubelet;
+  kubelet.setBody(podListJson(pods));
+
+  const uint16_t agentPort = static_cast<uint16_t>(30000 + ::getpid() % 20000);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("NODE_NAME", "bench", 1);
+    std::string root = "--cgroup-root-dir=" + agentRoot.string();
+    std::string kport = "--kubelet-read-only-port=" + std::to_string(kubelet.port());
+    std::string addr = "--addr=127.0.0.1:" + std::to_string(agentPort);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 2);
+    ::execl(agent.c_str(), agent.c_str(), root.c_str(), "--proc-root-dir=/proc/",
+            "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1", kport.c_str(), addr.c_str(),
+            "--collect-res-used-interval=1s", "--dry-run", nullptr);
+    ::_exit(127);
+  }
+
+  // Warm-up: the pod list arrives and every rate has its first sample.
+  bool synced = false;
+  for (int i = 0; i < 100 && !synced; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    synced =
+        httpGet(agentPort, "/readyz").find(", " + std::to_string(n) + " pods") != std::string::npos;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+
+  const double cpu0 = cpuSecondsOf(pid);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const double cpu1 = cpuSecondsOf(pid);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const long rss = statusKb(pid, "VmRSS:");
+  const long hwm = statusKb(pid, "VmHWM:");
+  const std::string metrics = httpGet(agentPort, "/metrics");
+
+  // The bare cost of the same files: open, read, close, nothing else.
+  const auto files = cycleFiles(layout, agentRoot.string(), pods);
+  const int passes = 20;
+  size_t bytes = 0;
+  const double b0 = cpuSecondsSelf();
+  for (int i = 0; i < passes; ++i) {
+    for (const auto& f : files) {
+      auto t = readFile(f);
+      if (t) bytes += t->size();
+    }
+  }
+  const double bare = (cpuSecondsSelf() - b0) / passes;
+
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
+  for (const char* c : kControllers) ::rmdir((fs::path(kCgroupRoot) / c / prefix).c_str());
+  fs::remove_all(agentRoot);
+
+  const double cycles = wall;  // one collection per second
+  const double perCycle = (cpu1 - cpu0) / cycles;
+  size_t series = 0;
+  {
+    std::istringstream in(metrics);
+    std::string line;
+    while (std::getline(in, line)) series += (!line.empty() && line[0] != '#');
+  }
+  std::printf("| %zu | %zu | %s | %.2f | %.1f | %.1f | %.2f | %.2f | %.1fx | %zu |\n", n, n * 3,
+              synced ? "yes" : "NO", (cpu1 - cpu0), perCycle * 1000, bare * 1000, rss / 1024.0,
+              hwm / 1024.0, perCycle / bare, series);
+  return synced ? 0 : 1;
+}

@@ -1,0 +1,104 @@
+// MetricCache: the samples the QoS manager decides from, in fixed-size in-memory
+// rings, one per series, sized from retention / collection interval.
+//
+// A ring is indexed by time slot, not by arrival: slot = round((t - epoch) /
+// interval), so a missed round leaves an empty slot (NaN) instead of shifting
+// history, and storage is one float per slot (4 bytes). Memory is bounded and
+// stated: bytesUsed() = Σ series (capacity × 4 + kSeriesOverheadBytes + key bytes).
+//
+// Queries follow koordlet's aggregation (reference koordlet.md §3.1): avg is the
+// mean; pN sorts ascending and takes index int(n × p) − 1 clamped to 0 (no
+// interpolation); last is the newest point; count the number of points.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/clock.h"
+
+namespace koord {
+
+enum class MetricKind : uint8_t {
+  // Node level (owner ""), kept for nodeRetention.
+  kNodeCpuCores,
+  kNodeMemoryBytes,
+  kSystemCpuCores,
+  kSystemMemoryBytes,
+  kBeCpuUsageMilli,
+  kBeCpuRequestMilli,
+  kBeCpuRealLimitMilli,
+  // Pod level (owner = pod uid), kept for podRetention.
+  kPodCpuCores,
+  kPodMemoryBytes,
+  kPodCpuThrottledRatio,
+  kPodPsi,  // detail = "<resource>/<degree>/<window>", e.g. "cpu/some/avg10"
+  // Container level (owner = container id), kept for podRetention.
+  kContainerCpuCores,
+  kContainerMemoryBytes,
+  kContainerCpuThrottledRatio,
+  kContainerPsi,
+};
+
+bool isNodeLevel(MetricKind kind);
+
+struct SeriesKey {
+  MetricKind kind;
+  std::string owner;   // "" (node), pod uid or container id
+  std::string detail;  // "" unless the kind has sub-series (PSI)
+  bool operator<(const SeriesKey& o) const;
+};
+
+enum class Aggregation { kLast, kAvg, kP50, kP90, kP95, kP99, kCount };
+
+class MetricCache {
+ public:
+  struct Config {
+    std::chrono::nanoseconds interval = std::chrono::seconds(1);
+    std::chrono::nanoseconds nodeRetention = std::chrono::minutes(30);
+    std::chrono::nanoseconds podRetention = std::chrono::minutes(5);
+  };
+  // Bookkeeping per series besides its ring and key text: the map node (about 112
+  // bytes measured), allocator headers of the node, the ring and long keys. Chosen
+  // so bytesUsed() is an upper bound, not an estimate.
+  static constexpr size_t kSeriesOverheadBytes = 192;
+
+  MetricCache(Config config, Clock::Monotonic epoch);
+
+  // Records one sample. A sample older than the ring's window is dropped; one in
+  // an already filled slot replaces it. NaN and infinities are ignored.
+  void append(const SeriesKey& key, Clock::Monotonic at, double value);
+
+  // Aggregates the points with timestamps in [from, to]; nullopt when none.
+  std::optional<double> query(const SeriesKey& key, Aggregation agg, Clock::Monotonic from,
+                              Clock::Monotonic to) const;
+
+  // Frees every series of owners not in `live` (pods or containers that are gone).
+  // Node-level series are never dropped. Returns the number of series freed.
+  size_t retainOwners(const std::set<std::string, std::less<>>& live);
+
+  size_t seriesCount() const { return series_.size(); }
+  size_t bytesUsed() const;
+  // Slots of one ring of this kind (retention / interval, at least 1).
+  size_t capacity(MetricKind kind) const;
+
+ private:
+  struct Ring {
+    int64_t lastSlot = 0;
+    std::vector<float> values;  // capacity; NaN = no sample in that slot
+    size_t filled = 0;          // non-empty slots, so count needs no scan
+  };
+  int64_t slotOf(Clock::Monotonic t) const;
+
+  Config config_;
+  Clock::Monotonic epoch_;
+  std::map<SeriesKey, Ring> series_;
+};
+
+}  // namespace koord

@@ -1,0 +1,311 @@
+#include "metrics/pod_collector.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+
+#include "agent/log.h"
+#include "agent/quote.h"
+#include "agent/read_file.h"
+#include "cgroupfs/cgroup_files.h"
+#include "cgroupfs/cgroup_parsers.h"
+
+namespace koord {
+
+namespace {
+
+constexpr CgroupFile kPressureFiles[] = {CgroupFile::kCpuPressure, CgroupFile::kMemoryPressure,
+                                         CgroupFile::kIoPressure};
+
+// memory.stat keys that make koordlet's "usage without page cache".
+constexpr const char* kMemoryKeysV1[] = {"total_inactive_anon", "total_active_anon",
+                                         "total_unevictable"};
+constexpr const char* kMemoryKeysV2[] = {"inactive_anon", "active_anon", "unevictable"};
+
+// Reads and parses one file. ENOENT (and ENODEV, which a cgroup being removed can
+// return) is "vanished": the caller drops the cgroup silently.
+template <typename T, typename Parse>
+CgroupRead readParsed(const std::string& path, Parse parse, T& out, std::vector<Error>& errors) {
+  auto text = readFile(path);
+  if (!text) {
+    if (text.error().sysErrno == ENOENT || text.error().sysErrno == ENODEV) {
+      return CgroupRead::kVanished;
+    }
+    errors.push_back(text.error());
+    return CgroupRead::kFailed;
+  }
+  auto parsed = parse(*text);
+  if (!parsed) {
+    errors.push_back(inFile(path, parsed.error()));
+    return CgroupRead::kFailed;
+  }
+  out = std::move(parsed).value();
+  return CgroupRead::kOk;
+}
+
+using FlatKeyed = std::map<std::string, uint64_t, std::less<>>;
+
+Result<uint64_t> lookup(const FlatKeyed& m, std::string_view key) {
+  auto it = m.find(key);
+  if (it == m.end()) return makeError("key \"" + std::string(key) + "\": missing");
+  return it->second;
+}
+
+}  // namespace
+
+PodCollector::PodCollector(Config config, CgroupLayout layout, const Clock& clock)
+    : config_(std::move(config)), layout_(std::move(layout)), clock_(&clock) {}
+
+std::optional<double> PodCollector::cpuRate(const std::string& dir, uint64_t usageNs,
+                                            Clock::Monotonic at) {
+  auto [it, fresh] = cpu_.try_emplace(dir);
+  Counter& c = it->second;
+  std::optional<double> rate;
+  // A counter that went backwards is a new cgroup under the same name (a pod
+  // recreated with the same uid is impossible, a container dir reused is not).
+  if (!fresh && usageNs >= c.value && at > c.at) {
+    double seconds = std::chrono::duration<double>(at - c.at).count();
+    rate = static_cast<double>(usageNs - c.value) / 1e9 / seconds;
+  }
+  c.value = usageNs;
+  c.at = at;
+  c.round = round_;
+  return rate;
+}
+
+// Reads the CPU usage counter of `dir`; sets out.cpuCores once a rate exists.
+CgroupRead PodCollector::readCpu(const std::string& dir, CgroupUsage& out,
+                                 std::vector<Error>& errors) {
+  const std::string path = cgroupFilePath(layout_, config_.cgroupRoot, dir, CgroupFile::kCpuUsage);
+  uint64_t usageNs = 0;
+  CgroupRead st;
+  if (layout_.version() == CgroupVersion::kV1) {
+    st = readParsed(path, parseSingleUint, usageNs, errors);
+  } else {
+    FlatKeyed stat;
+    st = readParsed(path, parseFlatKeyed, stat, errors);
+    if (st == CgroupRead::kOk) {
+      auto usec = lookup(stat, "usage_usec");
+      if (usec) {
+        usageNs = *usec * 1000;
+      } else {
+        errors.push_back(inFile(path, usec.error()));
+        st = CgroupRead::kFailed;
+      }
+    }
+  }
+  if (st == CgroupRead::kOk) out.cpuCores = cpuRate(dir, usageNs, clock_->now());
+  return st;
+}
+
+bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
+                              std::vector<Error>& errors) {
+  const auto& root = config_.cgroupRoot;
+  const bool v1 = layout_.version() == CgroupVersion::kV1;
+  if (readCpu(dir, out, errors) == CgroupRead::kVanished) return false;
+  CgroupRead st;
+
+  // Memory without page cache.
+  FlatKeyed mem;
+  std::string memPath = cgroupFilePath(layout_, root, dir, CgroupFile::kMemoryStat);
+  st = readParsed(memPath, parseFlatKeyed, mem, errors);
+  if (st == CgroupRead::kVanished) return false;
+  if (st == CgroupRead::kOk) {
+    uint64_t sum = 0;
+    bool complete = true;
+    for (const char* key : v1 ? kMemoryKeysV1 : kMemoryKeysV2) {
+      auto v = lookup(mem, key);
+      if (!v) {
+        errors.push_back(inFile(memPath, v.error()));
+        complete = false;
+        break;
+      }
+      sum += *v;
+    }
+    if (complete) out.memoryBytes = sum;
+  }
+
+  // Throttling ratio.
+  FlatKeyed cpuStat;
+  std::string statPath = cgroupFilePath(layout_, root, dir, CgroupFile::kCpuStat);
+  st = readParsed(statPath, parseFlatKeyed, cpuStat, errors);
+  if (st == CgroupRead::kVanished) return false;
+  if (st == CgroupRead::kOk) {
+    auto periods = lookup(cpuStat, "nr_periods");
+    auto throttled = lookup(cpuStat, "nr_throttled");
+    if (!periods || !throttled) {
+      errors.push_back(inFile(statPath, (!periods ? periods : throttled).error()));
+    } else {
+      auto [it, fresh] = throttle_.try_emplace(dir);
+      Throttle& t = it->second;
+      if (!fresh && *periods >= t.periods && *throttled >= t.throttled) {
+        uint64_t dp = *periods - t.periods;
+        // No period elapsed (no quota, or idle): nothing was throttled.
+        out.throttledRatio =
+            dp == 0 ? 0.0 : static_cast<double>(*throttled - t.throttled) / static_cast<double>(dp);
+      }
+      t.periods = *periods;
+      t.throttled = *throttled;
+      t.round = round_;
+    }
+  }
+
+  if (withPsi) {
+    for (int r = 0; r < 3; ++r) {
+      Pressure p;
+      st = readParsed(cgroupFilePath(layout_, root, dir, kPressureFiles[r]), parsePressure, p,
+                      errors);
+      if (st == CgroupRead::kVanished) return false;
+      if (st == CgroupRead::kOk) out.pressure[r] = std::move(p);
+    }
+  }
+  return true;
+}
+
+void PodCollector::detectPsi() {
+  if (!config_.psiEnabled || psi_ != Support::kUnknown) return;
+  std::string probe =
+      cgroupFilePath(layout_, config_.cgroupRoot, layout_.kubeRootDir(), CgroupFile::kCpuPressure);
+  auto text = readFile(probe);
+  if (text) {
+    psi_ = Support::kSupported;
+    return;
+  }
+  psi_ = Support::kUnsupported;
+  psiReason_ = probe + ": " + text.error().message +
+               (layout_.version() == CgroupVersion::kV1
+                    ? " (cgroup v1 has per-cgroup PSI only on Anolis kernels)"
+                    : " (kernel without PSI, before 4.20, or booted with psi=0)");
+  KLOG_WARNING << "pod and container PSI unavailable: " << psiReason_ << "; skipped";
+}
+
+void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
+  const auto& root = config_.cgroupRoot;
+  const std::string beDir = layout_.qosDir(KubeQos::kBestEffort);
+  BeUsage& be = out.sample.be;
+
+  // Usage of the besteffort QoS directory (its rate state is keyed by its dir).
+  CgroupUsage beUsage;
+  readCpu(beDir, beUsage, out.errors);
+  if (beUsage.cpuCores) be.usageMilli = *beUsage.cpuCores * 1000.0;
+
+  // Real limit: the smallest cpuset among the BE dir and BE containers, and the
+  // besteffort dir's CFS quota when it has one.
+  std::optional<size_t> minCpus;
+  auto considerCpuset = [&](const std::string& dir) {
+    std::vector<int> cpus;
+    if (readParsed(cgroupFilePath(layout_, root, dir, CgroupFile::kCpusetCpus), parseCpuList, cpus,
+                   out.errors) == CgroupRead::kOk &&
+        !cpus.empty()) {
+      minCpus = std::min(minCpus.value_or(std::numeric_limits<size_t>::max()), cpus.size());
+    }
+  };
+  considerCpuset(beDir);
+  for (const Pod& pod : pods) {
+    if (pod.koordQos != KoordQos::kBE) continue;
+    be.requestMilli += static_cast<double>(pod.batchCpuRequestMilli());
+    if (!isSafePathComponent(pod.uid)) continue;  // reported by collect()
+    std::string podDir = layout_.podDir(pod.kubeQos, pod.uid);
+    for (const Container& c : pod.containers) {
+      if (c.id.empty()) continue;
+      auto dir = layout_.containerDir(podDir, c.runtime, c.id);
+      if (dir) considerCpuset(*dir);
+    }
+  }
+  std::optional<double> limit;
+  if (minCpus) limit = static_cast<double>(*minCpus) * 1000.0;
+  if (layout_.version() == CgroupVersion::kV1) {
+    int64_t quota = 0;
+    uint64_t period = 0;
+    if (readParsed(cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota), parseSingleInt,
+                   quota, out.errors) == CgroupRead::kOk &&
+        quota > 0 &&
+        readParsed(cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuPeriod), parseSingleUint,
+                   period, out.errors) == CgroupRead::kOk &&
+        period > 0) {
+      double q = static_cast<double>(quota) * 1000.0 / static_cast<double>(period);
+      limit = std::min(limit.value_or(q), q);
+    }
+  } else {
+    CpuMax max;
+    if (readParsed(cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota), parseCpuMax, max,
+                   out.errors) == CgroupRead::kOk &&
+        max.quotaUs && max.periodUs > 0) {
+      double q = static_cast<double>(*max.quotaUs) * 1000.0 / static_cast<double>(max.periodUs);
+      limit = std::min(limit.value_or(q), q);
+    }
+  }
+  be.realLimitMilli = limit;
+}
+
+void PodCollector::prune() {
+  std::erase_if(cpu_, [this](const auto& kv) { return kv.second.round != round_; });
+  std::erase_if(throttle_, [this](const auto& kv) { return kv.second.round != round_; });
+}
+
+PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const NodeSample* node) {
+  ++round_;
+  Outcome out;
+  out.sample.at = clock_->now();
+  detectPsi();
+  bool psiRound = false;
+  if (psi_ == Support::kSupported &&
+      (!lastPsi_ || out.sample.at - *lastPsi_ >= config_.psiInterval)) {
+    psiRound = true;
+    lastPsi_ = out.sample.at;
+  }
+
+  double podCpu = 0;
+  double podMemory = 0;
+  bool allPodsKnown = true;
+  for (const Pod& pod : pods) {
+    if (!isSafePathComponent(pod.uid)) {
+      // The uid becomes a directory name: never let one reach outside kubepods.
+      out.errors.push_back(makeError("pod " + pod.ns + "/" + pod.name + ": uid " +
+                                     quoteText(pod.uid) + " is not a safe cgroup name"));
+      continue;
+    }
+    PodUsage pu;
+    pu.pod = &pod;
+    std::string podDir = layout_.podDir(pod.kubeQos, pod.uid);
+    if (!readCgroup(podDir, psiRound, pu.usage, out.errors)) continue;  // not (or no longer) there
+    if (pu.usage.cpuCores) {
+      podCpu += *pu.usage.cpuCores;
+    } else {
+      allPodsKnown = false;
+    }
+    if (pu.usage.memoryBytes) podMemory += static_cast<double>(*pu.usage.memoryBytes);
+    for (const Container& c : pod.containers) {
+      if (c.id.empty()) continue;  // not created yet
+      auto dir = layout_.containerDir(podDir, c.runtime, c.id);
+      if (!dir) {
+        out.errors.push_back(dir.error());
+        continue;
+      }
+      ContainerUsage cu;
+      cu.pod = &pod;
+      cu.container = &c;
+      cu.id = c.runtime + "://" + c.id;
+      if (readCgroup(*dir, psiRound, cu.usage, out.errors)) pu.containers.push_back(std::move(cu));
+    }
+    out.sample.pods.push_back(std::move(pu));
+  }
+
+  collectBe(pods, out);
+
+  // System usage needs every input from this moment: a node sample older than the
+  // staleness limit, or a pod whose rate is not known yet, would make it wrong.
+  if (node && out.sample.at - node->at <= config_.nodeStaleness) {
+    if (node->cpuUsedCores && allPodsKnown) {
+      out.sample.systemCpuCores = std::max(0.0, *node->cpuUsedCores - podCpu);
+    }
+    if (node->memory) {
+      out.sample.systemMemoryBytes =
+          std::max(0.0, static_cast<double>(node->memory->usedBytes()) - podMemory);
+    }
+  }
+  prune();
+  return out;
+}
+
+}  // namespace koord

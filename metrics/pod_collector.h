@@ -1,0 +1,124 @@
+// PodCollector: per-pod and per-container usage from cgroupfs, each
+// --collect-res-used-interval, as koordlet's pod resource, throttling, BE and
+// system collectors compute it (reference koordlet.md §3.2):
+//  - CPU cores from the cumulative usage counter (v1 cpuacct.usage ns, v2 cpu.stat
+//    usage_usec) over the injected clock's elapsed time;
+//  - memory without page cache: v1 total_inactive_anon + total_active_anon +
+//    total_unevictable, v2 inactive_anon + active_anon + unevictable (memory.stat);
+//  - throttled ratio Δnr_throttled / Δnr_periods (cpu.stat);
+//  - the BE aggregate (usage of the besteffort QoS dir, Σ batch-cpu requests of BE
+//    pods, real limit = min(smallest BE cpuset, besteffort quota)), in milli-cores;
+//  - system usage = node − Σ pods, clamped at 0, only from a fresh node sample;
+//  - PSI of pods and containers when the PSICollector gate is on and the kernel
+//    has it (checked once at the kubepods root; absent = logged once, skipped).
+// A cgroup that vanishes mid-read (pod deleted) is normal: no error, no sample.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/clock.h"
+#include "agent/host_paths.h"
+#include "agent/pod.h"
+#include "cgroupfs/layout.h"
+#include "metrics/node_collector.h"
+#include "metrics/proc_parsers.h"
+
+namespace koord {
+
+struct CgroupUsage {
+  std::optional<double> cpuCores;
+  std::optional<uint64_t> memoryBytes;
+  std::optional<double> throttledRatio;
+  std::array<std::optional<Pressure>, 3> pressure;  // by PsiResource
+};
+
+struct ContainerUsage {
+  const Pod* pod = nullptr;
+  const Container* container = nullptr;
+  std::string id;  // "<runtime>://<id>", koordlet's container_id label
+  CgroupUsage usage;
+};
+
+struct PodUsage {
+  const Pod* pod = nullptr;
+  CgroupUsage usage;
+  std::vector<ContainerUsage> containers;
+};
+
+struct BeUsage {
+  std::optional<double> usageMilli;
+  double requestMilli = 0;
+  std::optional<double> realLimitMilli;
+};
+
+struct PodsSample {
+  Clock::Monotonic at{};
+  std::vector<PodUsage> pods;  // pods whose cgroup was found this round
+  BeUsage be;
+  std::optional<double> systemCpuCores;
+  std::optional<double> systemMemoryBytes;
+};
+
+// Outcome of reading one cgroup file: vanished (ENOENT) is normal, failed is not.
+enum class CgroupRead { kOk, kVanished, kFailed };
+
+class PodCollector {
+ public:
+  struct Config {
+    std::string cgroupRoot;
+    bool psiEnabled = false;  // feature gate PSICollector
+    std::chrono::nanoseconds psiInterval = std::chrono::seconds(10);
+    std::chrono::nanoseconds nodeStaleness = std::chrono::seconds(10);
+  };
+  PodCollector(Config config, CgroupLayout layout, const Clock& clock);
+
+  struct Outcome {
+    PodsSample sample;
+    std::vector<Error> errors;  // unreadable or malformed files, not vanished cgroups
+  };
+  // `pods` must outlive the returned sample (it points into it).
+  Outcome collect(const std::vector<Pod>& pods, const NodeSample* node);
+
+  Support psiSupport() const { return psi_; }
+  const std::string& psiReason() const { return psiReason_; }
+  // Rate state entries held (one per cgroup seen last round): bounded by the pods.
+  size_t stateEntries() const { return cpu_.size() + throttle_.size(); }
+
+ private:
+  struct Counter {
+    uint64_t value = 0;
+    Clock::Monotonic at{};
+    uint64_t round = 0;
+  };
+  struct Throttle {
+    uint64_t periods = 0;
+    uint64_t throttled = 0;
+    uint64_t round = 0;
+  };
+
+  // Reads the CPU usage counter of a dir; sets out.cpuCores once a rate exists.
+  CgroupRead readCpu(const std::string& dir, CgroupUsage& out, std::vector<Error>& errors);
+  // Reads one cgroup dir; false when it vanished (ENOENT) so the caller drops it.
+  bool readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
+                  std::vector<Error>& errors);
+  std::optional<double> cpuRate(const std::string& dir, uint64_t usageNs, Clock::Monotonic at);
+  void detectPsi();
+  void collectBe(const std::vector<Pod>& pods, Outcome& out);
+  void prune();
+
+  Config config_;
+  CgroupLayout layout_;
+  const Clock* clock_;
+  uint64_t round_ = 0;
+  std::unordered_map<std::string, Counter> cpu_;
+  std::unordered_map<std::string, Throttle> throttle_;
+  Support psi_ = Support::kUnknown;
+  std::string psiReason_;
+  std::optional<Clock::Monotonic> lastPsi_;
+};
+
+}  // namespace koord

@@ -1,0 +1,450 @@
+// TestKubelet implementation: an acceptor and one Session per connection on the
+// server's own io_context and thread. A session reads one request, answers it as the
+// current Behaviour says, and closes (the client under test opens a connection per
+// request). Replies are written as raw bytes rather than Beast messages, because most
+// behaviours are deliberately broken HTTP.
+#include "tests/support/test_kubelet.h"
+
+#include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
+
+#include <openssl/conf.h>  // before x509v3.h, which declares the nconf functions under it
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+
+#include "tests/support/temp_tree.h"
+
+namespace koord::test {
+namespace {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+using Behaviour = TestKubelet::Behaviour;
+
+// ---- Certificates ----
+
+struct OpenSslFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+  void operator()(X509* p) const { X509_free(p); }
+  void operator()(BIO* p) const { BIO_free(p); }
+  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
+};
+using KeyPtr = std::unique_ptr<EVP_PKEY, OpenSslFree>;
+using CertPtr = std::unique_ptr<X509, OpenSslFree>;
+using BioPtr = std::unique_ptr<BIO, OpenSslFree>;
+using ExtPtr = std::unique_ptr<X509_EXTENSION, OpenSslFree>;
+
+[[noreturn]] void openSslFailed(const std::string& what) {
+  char reason[256] = "unknown error";
+  if (const unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, reason, sizeof reason);
+  throw std::runtime_error("test kubelet: " + what + ": " + reason);
+}
+
+struct Identity {
+  KeyPtr key;
+  CertPtr cert;
+};
+
+void addExtension(X509* cert, X509V3_CTX* ctx, int nid, const char* value) {
+  ExtPtr ext(X509V3_EXT_nconf_nid(nullptr, ctx, nid, value));
+  if (!ext || X509_add_ext(cert, ext.get(), -1) != 1) {
+    openSslFailed(std::string("extension ") + OBJ_nid2sn(nid) + "=" + value);
+  }
+}
+
+// A CA when issuer is null (self-signed), else a server certificate for 127.0.0.1
+// and localhost signed by issuer.
+Identity makeIdentity(const std::string& commonName, const Identity* issuer) {
+  Identity id{KeyPtr(EVP_EC_gen("P-256")), CertPtr(X509_new())};
+  if (!id.key || !id.cert) openSslFailed("EC key for " + commonName);
+  X509* cert = id.cert.get();
+  uint64_t serial = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&serial), sizeof serial) != 1) {
+    openSslFailed("serial");
+  }
+  X509_NAME* subject = X509_get_subject_name(cert);
+  const bool ok = X509_set_version(cert, X509_VERSION_3) == 1 &&
+                  ASN1_INTEGER_set_uint64(X509_get_serialNumber(cert), serial >> 1) == 1 &&
+                  X509_gmtime_adj(X509_getm_notBefore(cert), -3600) != nullptr &&  // clock skew
+                  X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600) != nullptr &&
+                  X509_NAME_add_entry_by_txt(
+                      subject, "CN", MBSTRING_ASC,
+                      reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1, 0) == 1 &&
+                  X509_set_issuer_name(
+                      cert, issuer ? X509_get_subject_name(issuer->cert.get()) : subject) == 1 &&
+                  X509_set_pubkey(cert, id.key.get()) == 1;
+  if (!ok) openSslFailed("certificate fields for " + commonName);
+
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, issuer ? issuer->cert.get() : cert, cert, nullptr, nullptr, 0);
+  addExtension(cert, &ctx, NID_subject_key_identifier, "hash");
+  if (issuer == nullptr) {
+    addExtension(cert, &ctx, NID_basic_constraints, "critical,CA:TRUE");
+    addExtension(cert, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign");
+  } else {
+    addExtension(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE");
+    addExtension(cert, &ctx, NID_key_usage, "critical,digitalSignature");
+    addExtension(cert, &ctx, NID_ext_key_usage, "serverAuth");
+    addExtension(cert, &ctx, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
+    addExtension(cert, &ctx, NID_authority_key_identifier, "keyid:always");
+  }
+  EVP_PKEY* signer = issuer ? issuer->key.get() : id.key.get();
+  if (X509_sign(cert, signer, EVP_sha256()) <= 0) openSslFailed("signing " + commonName);
+  return id;
+}
+
+template <typename WritePem>
+std::string toPem(WritePem write) {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio || write(bio.get()) != 1) openSslFailed("PEM encoding");
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(size));
+}
+
+std::string certPem(const Identity& id) {
+  return toPem([&](BIO* bio) { return PEM_write_bio_X509(bio, id.cert.get()); });
+}
+
+std::string keyPem(const Identity& id) {
+  return toPem([&](BIO* bio) {
+    return PEM_write_bio_PrivateKey(bio, id.key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  });
+}
+
+// ---- Server ----
+
+constexpr size_t kHugeChunk = 64 * 1024;
+constexpr size_t kHugeHeaderFiller = 70 * 1024;  // over the client's 64 KiB header limit
+constexpr std::string_view kHtmlPage = "<html><body><h1>Not JSON</h1></body></html>\n";
+constexpr std::string_view kEmptyPodList =
+    R"({"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]})";
+
+struct Settings {
+  Behaviour behaviour = Behaviour::kServe;
+  unsigned status = 200;
+  // Shared so a request takes a snapshot without copying a multi-MiB body.
+  std::shared_ptr<const std::string> body = std::make_shared<std::string>(kEmptyPodList);
+  std::chrono::milliseconds slowDelay{10'000};
+  size_t hugeBytes = 256u << 20;
+  std::string expectedToken;
+};
+
+// What the test thread and the server thread share.
+struct SharedState {
+  mutable std::mutex mu;
+  Settings settings;
+  std::string lastToken;
+  std::string lastHead;
+  std::atomic<size_t> requests{0};
+};
+
+std::string statusLine(unsigned status) {
+  return "HTTP/1.1 " + std::to_string(status) + " " +
+         std::string(http::obsolete_reason(http::int_to_status(status))) + "\r\n";
+}
+
+std::string head(unsigned status, std::string_view contentType, size_t contentLength) {
+  return statusLine(status) + "Content-Type: " + std::string(contentType) +
+         "\r\nContent-Length: " + std::to_string(contentLength) + "\r\nConnection: close\r\n\r\n";
+}
+
+// One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+
+  template <typename... StreamArgs>
+  explicit Session(std::shared_ptr<SharedState> shared, StreamArgs&&... args)
+      : shared_(std::move(shared)),
+        stream_(std::forward<StreamArgs>(args)...),
+        timer_(stream_.get_executor()) {}
+
+  void start() {
+    if constexpr (kTls) {
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](error_code ec) {
+                                if (ec) {
+                                  self->close();
+                                } else {
+                                  self->readRequest();
+                                }
+                              });
+    } else {
+      readRequest();
+    }
+  }
+
+ private:
+  tcp::socket& socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+
+  void readRequest() {
+    http::async_read(stream_, buffer_, req_,
+                     [self = this->shared_from_this()](error_code ec, size_t) {
+                       if (ec) {
+                         self->close();
+                       } else {
+                         self->onRequest();
+                       }
+                     });
+  }
+
+  void onRequest() {
+    const std::string auth(req_[http::field::authorization]);
+    Settings s;
+    {
+      std::ostringstream head;
+      head << req_.base();
+      std::lock_guard lock(shared_->mu);
+      ++shared_->requests;
+      shared_->lastToken = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : auth;
+      shared_->lastHead = head.str();
+      s = shared_->settings;
+    }
+    if (!s.expectedToken.empty() && auth != "Bearer " + s.expectedToken) {
+      send(text(401, "Unauthorized\n"));
+      return;
+    }
+    if (req_.method() != http::verb::get || req_.target() != "/pods/") {
+      send(text(404, "404 page not found\n"));
+      return;
+    }
+    switch (s.behaviour) {
+      case Behaviour::kServe:
+        send(head(s.status, "application/json", s.body->size()), s.body);
+        return;
+      case Behaviour::kSlow:
+        timer_.expires_after(s.slowDelay);
+        timer_.async_wait([self = this->shared_from_this(), s](error_code ec) {
+          if (ec) return;
+          self->send(head(s.status, "application/json", s.body->size()), s.body);
+        });
+        return;
+      case Behaviour::kCutOff:
+        send(head(s.status, "application/json", s.body->size()), s.body, s.body->size() / 2);
+        return;
+      case Behaviour::kHuge:
+        hugeLeft_ = s.hugeBytes;
+        send(statusLine(200) +
+             "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+             "Connection: close\r\n\r\n");
+        return;
+      case Behaviour::kNotJson:
+        send(head(200, "text/html", kHtmlPage.size()),
+             std::make_shared<const std::string>(kHtmlPage));
+        return;
+      case Behaviour::kMalformed:
+        send("this is not an HTTP reply\r\n\r\n");
+        return;
+      case Behaviour::kHugeHeader:
+        send(statusLine(200) + "X-Filler: " + std::string(kHugeHeaderFiller, 'a') +
+             "\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+        return;
+    }
+  }
+
+  static std::string text(unsigned status, std::string_view body) {
+    return head(status, "text/plain; charset=utf-8", body.size()) + std::string(body);
+  }
+
+  // Writes headBytes and the first bodyBytes of body, then closes (or, for kHuge,
+  // goes on with the chunks).
+  void send(std::string headBytes, std::shared_ptr<const std::string> body = nullptr,
+            size_t bodyBytes = std::string::npos) {
+    head_ = std::move(headBytes);
+    body_ = std::move(body);
+    const size_t n = body_ ? std::min(bodyBytes, body_->size()) : 0;
+    const std::array<net::const_buffer, 2> buffers{net::buffer(head_),
+                                                   net::buffer(body_ ? body_->data() : "", n)};
+    net::async_write(stream_, buffers, [self = this->shared_from_this()](error_code ec, size_t) {
+      if (ec || self->hugeLeft_ == 0) {
+        self->close();
+      } else {
+        self->sendChunk();
+      }
+    });
+  }
+
+  // kHuge: 64 KiB chunks until hugeLeft_ is spent; a client that stops reading at
+  // its cap closes the connection, which ends the loop with a write error.
+  void sendChunk() {
+    const size_t n = std::min(hugeLeft_, kHugeChunk);
+    hugeLeft_ -= n;
+    std::ostringstream size;
+    size << std::hex << n;
+    head_ =
+        size.str() + "\r\n" + std::string(n, ' ') + "\r\n" + (hugeLeft_ == 0 ? "0\r\n\r\n" : "");
+    net::async_write(stream_, net::buffer(head_),
+                     [self = this->shared_from_this()](error_code ec, size_t) {
+                       if (ec || self->hugeLeft_ == 0) {
+                         self->close();
+                       } else {
+                         self->sendChunk();
+                       }
+                     });
+  }
+
+  // No TLS close_notify: the client has its reply (or is meant to see it cut off).
+  void close() {
+    error_code ignored;
+    timer_.cancel();
+    socket().shutdown(tcp::socket::shutdown_send, ignored);
+    socket().close(ignored);
+  }
+
+  std::shared_ptr<SharedState> shared_;
+  Stream stream_;
+  net::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> req_;
+  std::string head_;
+  std::shared_ptr<const std::string> body_;
+  size_t hugeLeft_ = 0;
+};
+
+}  // namespace
+
+struct TestKubelet::Impl {
+  explicit Impl(Options opts) : options(std::move(opts)) {}
+
+  void accept() {
+    acceptor.async_accept([this](error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted) return;
+      if (!ec) {
+        if (tls) {
+          std::make_shared<Session<ssl::stream<tcp::socket>>>(shared, std::move(socket), *tls)
+              ->start();
+        } else {
+          std::make_shared<Session<tcp::socket>>(shared, std::move(socket))->start();
+        }
+      }
+      accept();
+    });
+  }
+
+  template <typename F>
+  void update(F change) {
+    std::lock_guard lock(shared->mu);
+    change(shared->settings);
+  }
+
+  Options options;
+  std::optional<TempTree> dir;
+  std::string caFile;
+  std::string otherCaFile;
+  // Declared before io: sessions still queued in io hold SSL objects made from it.
+  std::optional<ssl::context> tls;
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  std::shared_ptr<SharedState> shared = std::make_shared<SharedState>();
+  uint16_t port = 0;
+  std::thread thread;
+};
+
+TestKubelet::TestKubelet() : TestKubelet(Options{}) {}
+
+TestKubelet::TestKubelet(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  Impl& s = *impl_;
+  if (s.options.tls) {
+    const Identity ca = makeIdentity("test-kubelet-ca", nullptr);
+    const Identity server = makeIdentity("test-kubelet", &ca);
+    const Identity otherCa = makeIdentity("unrelated-ca", nullptr);
+    s.dir.emplace();
+    s.dir->write("ca.crt", certPem(ca));
+    s.dir->write("other-ca.crt", certPem(otherCa));
+    s.caFile = s.dir->path("ca.crt");
+    s.otherCaFile = s.dir->path("other-ca.crt");
+
+    s.tls.emplace(ssl::context::tls_server);
+    const std::string cert = certPem(server);
+    const std::string key = keyPem(server);
+    error_code ec;
+    s.tls->use_certificate_chain(net::buffer(cert), ec);
+    if (!ec) s.tls->use_private_key(net::buffer(key), ssl::context::pem, ec);
+    if (ec) throw std::runtime_error("test kubelet: server certificate: " + ec.message());
+  }
+  const tcp::endpoint endpoint(net::ip::make_address(s.options.address), 0);
+  s.acceptor.open(endpoint.protocol());
+  s.acceptor.set_option(tcp::acceptor::reuse_address(true));
+  s.acceptor.bind(endpoint);
+  s.acceptor.listen();
+  s.port = s.acceptor.local_endpoint().port();
+  s.accept();
+  s.thread = std::thread([&s] { s.io.run(); });
+}
+
+TestKubelet::~TestKubelet() {
+  impl_->io.stop();
+  impl_->thread.join();
+}
+
+uint16_t TestKubelet::port() const { return impl_->port; }
+const std::string& TestKubelet::address() const { return impl_->options.address; }
+const std::string& TestKubelet::caFile() const { return impl_->caFile; }
+const std::string& TestKubelet::otherCaFile() const { return impl_->otherCaFile; }
+
+void TestKubelet::setBehaviour(Behaviour behaviour) {
+  impl_->update([&](Settings& s) { s.behaviour = behaviour; });
+}
+void TestKubelet::setStatus(unsigned status) {
+  impl_->update([&](Settings& s) { s.status = status; });
+}
+void TestKubelet::setBody(std::string body) {
+  auto shared = std::make_shared<const std::string>(std::move(body));
+  impl_->update([&](Settings& s) { s.body = std::move(shared); });
+}
+void TestKubelet::setSlowDelay(std::chrono::milliseconds delay) {
+  impl_->update([&](Settings& s) { s.slowDelay = delay; });
+}
+void TestKubelet::setHugeBytes(size_t bytes) {
+  impl_->update([&](Settings& s) { s.hugeBytes = bytes; });
+}
+void TestKubelet::setExpectedToken(std::string token) {
+  impl_->update([&](Settings& s) { s.expectedToken = std::move(token); });
+}
+
+std::string TestKubelet::lastToken() const {
+  std::lock_guard lock(impl_->shared->mu);
+  return impl_->shared->lastToken;
+}
+size_t TestKubelet::requestCount() const { return impl_->shared->requests.load(); }
+std::string TestKubelet::lastRequestHead() const {
+  std::lock_guard lock(impl_->shared->mu);
+  return impl_->shared->lastHead;
+}
+
+}  // namespace koord::test
