@@ -146,11 +146,14 @@ Result<int64_t> parseSingleInt(std::string_view text) {
   return value;
 }
 
-// std::map insertion is O(log n) per key, so a file of n keys costs O(size log n):
-// no input can make this quadratic.
-Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_view text) {
+namespace {
+
+// Walks "key value" lines, validating every line, and hands each pair to `visit`
+// (which may return an Error to stop). Messages are built only on failure: this
+// runs for thousands of files a second.
+template <typename Visit>
+Status forEachFlatKeyed(std::string_view text, Visit visit) {
   if (text.empty()) return makeError("empty input (expected \"key value\" lines)");
-  std::map<std::string, uint64_t, std::less<>> out;
   Lines lines(text);
   std::string_view line;
   bool terminated = false;
@@ -166,23 +169,54 @@ Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_
       return makeError(
           cat("line ", std::to_string(lineNo), ": key ", quote(key), " is not printable ASCII"));
     }
-    const std::string where = cat("key ", quote(key), ": ");
-    if (!terminated) return makeError(cat(where, kTruncated));
+    auto where = [&] { return cat("key ", quote(key), ": "); };
+    if (!terminated) return makeError(cat(where(), kTruncated));
     const std::string_view value = fields.next();
-    if (value.empty()) return makeError(cat(where, "value missing"));
+    if (value.empty()) return makeError(cat(where(), "value missing"));
     const std::string_view extra = fields.next();
     if (!extra.empty()) {
-      return makeError(cat(where, "unexpected field ", quote(extra), " after the value"));
+      return makeError(cat(where(), "unexpected field ", quote(extra), " after the value"));
     }
     uint64_t number = 0;
     if (const char* why = toU64(value, number)) {
-      return makeError(cat(where, "value ", quote(value), " ", why));
+      return makeError(cat(where(), "value ", quote(value), " ", why));
     }
-    if (!out.emplace(std::string(key), number).second) {
-      return makeError(cat(where, "appears twice"));
-    }
+    if (std::optional<Error> e = visit(key, number)) return *e;
   }
+  return Ok{};
+}
+
+}  // namespace
+
+// std::map insertion is O(log n) per key, so a file of n keys costs O(size log n):
+// no input can make this quadratic.
+Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_view text) {
+  std::map<std::string, uint64_t, std::less<>> out;
+  Status st = forEachFlatKeyed(text, [&](std::string_view key, uint64_t v) -> std::optional<Error> {
+    if (!out.emplace(std::string(key), v).second)
+      return makeError(cat("key ", quote(key), ": appears twice"));
+    return std::nullopt;
+  });
+  if (!st) return st.error();
   return out;
+}
+
+Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> keys,
+                     std::span<std::optional<uint64_t>> values) {
+  for (auto& v : values) v.reset();
+  Status st = forEachFlatKeyed(text, [&](std::string_view key, uint64_t v) -> std::optional<Error> {
+    for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+      if (keys[i] != key) continue;
+      if (values[i]) return makeError(cat("key ", quote(key), ": appears twice"));
+      values[i] = v;
+    }
+    return std::nullopt;
+  });
+  if (!st) return st;
+  for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+    if (!values[i]) return makeError(cat("key ", quote(keys[i]), ": missing"));
+  }
+  return Ok{};
 }
 
 Result<CpuMax> parseCpuMax(std::string_view text) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,12 @@ Result<int64_t> parseSingleInt(std::string_view text);
 // nr_throttled, throttled_time ns; v2: usage_usec, user_usec, system_usec,
 // nr_periods, nr_throttled, throttled_usec, ...). Unknown keys are kept.
 Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_view text);
+
+// The same format, for the hot path: validates every line like parseFlatKeyed but
+// keeps only `keys`, writing values[i] for keys[i] without allocating. A wanted key
+// that is missing or appears twice is an error naming it.
+Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> keys,
+                     std::span<std::optional<uint64_t>> values);
 
 // v2 cpu.max: "max 100000" or "50000 100000". quota nullopt = unlimited.
 // A lone quota ("50000") keeps the default period. A zero period is an error:

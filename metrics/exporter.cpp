@@ -1,5 +1,6 @@
 #include "metrics/exporter.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <prometheus/text_serializer.h>
@@ -19,16 +20,10 @@ prometheus::Family<prometheus::Gauge>& gaugeFamily(prometheus::Registry& reg, co
 
 }  // namespace
 
-void SweptGauges::set(const prometheus::Labels& labels, double value) {
-  auto& gauge = family_->Add(labels);
-  gauge.Set(value);
-  live_[&gauge] = round_;
-}
-
 void SweptGauges::sweep() {
   for (auto it = live_.begin(); it != live_.end();) {
-    if (it->second != round_) {
-      family_->Remove(it->first);
+    if (it->second.round != round_) {
+      family_->Remove(it->second.gauge);
       it = live_.erase(it);
     } else {
       ++it;
@@ -322,22 +317,30 @@ void Exporter::recordCache(size_t series, size_t bytes) {
 namespace {
 
 // koordlet's PSI labels: resource, window ("precision") and degree, plus whether
-// the kernel reports "full" for CPU (absent before 5.13).
-void setPsi(SweptGauges& gauges, const prometheus::Labels& base,
+// the kernel reports "full" for CPU (absent before 5.13). `key` names the owner.
+void setPsi(SweptGauges& gauges, const std::string& key, const prometheus::Labels& base,
             const std::array<std::optional<Pressure>, 3>& pressure) {
   const bool cpuFull = pressure[0] && pressure[0]->full.has_value();
+  std::string k;
   for (int r = 0; r < 3; ++r) {
     if (!pressure[r]) continue;
     auto put = [&](const PressureLine& line, const char* degree) {
       const std::pair<const char*, double> windows[] = {
           {"avg10", line.avg10}, {"avg60", line.avg60}, {"avg300", line.avg300}};
       for (const auto& [window, value] : windows) {
-        prometheus::Labels l = base;
-        l["psi_resource_type"] = kPsiResourceNames[r];
-        l["psi_precision"] = window;
-        l["psi_degree"] = degree;
-        l["cpu_full_supported"] = cpuFull ? "true" : "false";
-        gauges.set(l, value);
+        k.assign(key).append("/").append(kPsiResourceNames[r]).append("/").append(degree);
+        k.append("/").append(window).append(cpuFull ? "/t" : "/f");
+        gauges.set(
+            k,
+            [&] {
+              prometheus::Labels l = base;
+              l["psi_resource_type"] = kPsiResourceNames[r];
+              l["psi_precision"] = window;
+              l["psi_degree"] = degree;
+              l["cpu_full_supported"] = cpuFull ? "true" : "false";
+              return l;
+            },
+            value);
       }
     };
     put(pressure[r]->some, "some");
@@ -348,25 +351,41 @@ void setPsi(SweptGauges& gauges, const prometheus::Labels& base,
 }  // namespace
 
 void Exporter::recordPods(const PodsSample& sample) {
+  std::string key;
   for (const PodUsage& pu : sample.pods) {
     const Pod& pod = *pu.pod;
-    const prometheus::Labels podLabels{
-        {"node", node_}, {"pod_uid", pod.uid}, {"pod_name", pod.name}, {"pod_namespace", pod.ns}};
-    if (pu.usage.cpuCores) podCpu_.set(podLabels, *pu.usage.cpuCores);
-    if (pu.usage.memoryBytes) podMemory_.set(podLabels, static_cast<double>(*pu.usage.memoryBytes));
-    if (pu.usage.throttledRatio) podThrottled_.set(podLabels, *pu.usage.throttledRatio);
-    setPsi(podPsi_, podLabels, pu.usage.pressure);
+    auto podLabels = [&] {
+      return prometheus::Labels{
+          {"node", node_}, {"pod_uid", pod.uid}, {"pod_name", pod.name}, {"pod_namespace", pod.ns}};
+    };
+    if (pu.usage.cpuCores) podCpu_.set(pod.uid, podLabels, *pu.usage.cpuCores);
+    if (pu.usage.memoryBytes) {
+      podMemory_.set(pod.uid, podLabels, static_cast<double>(*pu.usage.memoryBytes));
+    }
+    if (pu.usage.throttledRatio) podThrottled_.set(pod.uid, podLabels, *pu.usage.throttledRatio);
+    if (std::any_of(pu.usage.pressure.begin(), pu.usage.pressure.end(),
+                    [](const auto& p) { return p.has_value(); })) {
+      setPsi(podPsi_, pod.uid, podLabels(), pu.usage.pressure);
+    }
 
     for (const ContainerUsage& cu : pu.containers) {
-      prometheus::Labels labels = podLabels;
-      labels["container_id"] = cu.id;
-      labels["container_name"] = cu.container->name;
-      if (cu.usage.cpuCores) containerCpu_.set(labels, *cu.usage.cpuCores);
+      auto labels = [&] {
+        prometheus::Labels l = podLabels();
+        l["container_id"] = cu.id;
+        l["container_name"] = cu.container->name;
+        return l;
+      };
+      if (cu.usage.cpuCores) containerCpu_.set(cu.id, labels, *cu.usage.cpuCores);
       if (cu.usage.memoryBytes) {
-        containerMemory_.set(labels, static_cast<double>(*cu.usage.memoryBytes));
+        containerMemory_.set(cu.id, labels, static_cast<double>(*cu.usage.memoryBytes));
       }
-      if (cu.usage.throttledRatio) containerThrottled_.set(labels, *cu.usage.throttledRatio);
-      setPsi(containerPsi_, labels, cu.usage.pressure);
+      if (cu.usage.throttledRatio) {
+        containerThrottled_.set(cu.id, labels, *cu.usage.throttledRatio);
+      }
+      if (std::any_of(cu.usage.pressure.begin(), cu.usage.pressure.end(),
+                      [](const auto& p) { return p.has_value(); })) {
+        setPsi(containerPsi_, cu.id, labels(), cu.usage.pressure);
+      }
 
       // koordlet records batch-cpu (its value, i.e. milli-cores, unit integer) and
       // batch-memory (bytes); cpu (cores) and memory (bytes) are recorded as well.
@@ -374,10 +393,16 @@ void Exporter::recordPods(const PodsSample& sample) {
         auto put = [&](const char* resource, const char* unit, std::optional<int64_t> v,
                        double scale) {
           if (!v) return;
-          prometheus::Labels l = labels;
-          l["resource"] = resource;
-          l["unit"] = unit;
-          gauges.set(l, static_cast<double>(*v) * scale);
+          key.assign(cu.id).append("/").append(resource);
+          gauges.set(
+              key,
+              [&] {
+                prometheus::Labels l = labels();
+                l["resource"] = resource;
+                l["unit"] = unit;
+                return l;
+              },
+              static_cast<double>(*v) * scale);
         };
         put("cpu", "core", list.cpuMilli, 0.001);
         put("memory", "byte", list.memoryBytes, 1);

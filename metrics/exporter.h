@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include <prometheus/counter.h>
@@ -30,16 +31,31 @@ namespace koord {
 // A gauge family whose series follow a changing set of objects (pods,
 // containers): set() marks a series live in the current round, sweep() removes
 // the series not set since the previous sweep, so a deleted pod's series go away.
+// Series are found by a caller-chosen key (pod uid, container id, plus a suffix),
+// and their label set is built only when the series is first created: label maps
+// are costly to build and hash thousands of times a second.
 class SweptGauges {
  public:
   explicit SweptGauges(prometheus::Family<prometheus::Gauge>& family) : family_(&family) {}
-  void set(const prometheus::Labels& labels, double value);
+  template <typename MakeLabels>
+  void set(const std::string& key, MakeLabels makeLabels, double value) {
+    auto it = live_.find(key);
+    if (it == live_.end()) {
+      it = live_.emplace(key, Entry{&family_->Add(makeLabels()), 0}).first;
+    }
+    it->second.gauge->Set(value);
+    it->second.round = round_;
+  }
   void sweep();
   size_t size() const { return live_.size(); }
 
  private:
+  struct Entry {
+    prometheus::Gauge* gauge;
+    uint64_t round;
+  };
   prometheus::Family<prometheus::Gauge>* family_;
-  std::map<prometheus::Gauge*, uint64_t> live_;  // series -> round last set
+  std::unordered_map<std::string, Entry> live_;
   uint64_t round_ = 1;
 };
 

@@ -17,11 +17,6 @@ namespace {
 constexpr CgroupFile kPressureFiles[] = {CgroupFile::kCpuPressure, CgroupFile::kMemoryPressure,
                                          CgroupFile::kIoPressure};
 
-// memory.stat keys that make koordlet's "usage without page cache".
-constexpr const char* kMemoryKeysV1[] = {"total_inactive_anon", "total_active_anon",
-                                         "total_unevictable"};
-constexpr const char* kMemoryKeysV2[] = {"inactive_anon", "active_anon", "unevictable"};
-
 // Reads and parses one file. ENOENT (and ENODEV, which a cgroup being removed can
 // return) is "vanished": the caller drops the cgroup silently.
 template <typename T, typename Parse>
@@ -43,12 +38,22 @@ CgroupRead readParsed(const std::string& path, Parse parse, T& out, std::vector<
   return CgroupRead::kOk;
 }
 
-using FlatKeyed = std::map<std::string, uint64_t, std::less<>>;
-
-Result<uint64_t> lookup(const FlatKeyed& m, std::string_view key) {
-  auto it = m.find(key);
-  if (it == m.end()) return makeError("key \"" + std::string(key) + "\": missing");
-  return it->second;
+// readParsed for flat-keyed files, keeping only `keys` (see pickFlatKeyed).
+CgroupRead readPicked(const std::string& path, std::span<const std::string_view> keys,
+                      std::span<std::optional<uint64_t>> values, std::vector<Error>& errors) {
+  auto text = readFile(path);
+  if (!text) {
+    if (text.error().sysErrno == ENOENT || text.error().sysErrno == ENODEV) {
+      return CgroupRead::kVanished;
+    }
+    errors.push_back(text.error());
+    return CgroupRead::kFailed;
+  }
+  if (Status st = pickFlatKeyed(*text, keys, values); !st) {
+    errors.push_back(inFile(path, st.error()));
+    return CgroupRead::kFailed;
+  }
+  return CgroupRead::kOk;
 }
 
 }  // namespace
@@ -73,88 +78,78 @@ std::optional<double> PodCollector::cpuRate(const std::string& dir, uint64_t usa
   return rate;
 }
 
-// Reads the CPU usage counter of `dir`; sets out.cpuCores once a rate exists.
+// Reads the CPU usage counter of `dir` (and, on v2, where cpu.stat holds both,
+// the throttling counters when `throttle` is given); sets out.cpuCores once a
+// rate exists.
 CgroupRead PodCollector::readCpu(const std::string& dir, CgroupUsage& out,
-                                 std::vector<Error>& errors) {
+                                 std::vector<Error>& errors, CgroupUsage* throttle) {
   const std::string path = cgroupFilePath(layout_, config_.cgroupRoot, dir, CgroupFile::kCpuUsage);
   uint64_t usageNs = 0;
   CgroupRead st;
   if (layout_.version() == CgroupVersion::kV1) {
     st = readParsed(path, parseSingleUint, usageNs, errors);
   } else {
-    FlatKeyed stat;
-    st = readParsed(path, parseFlatKeyed, stat, errors);
+    static constexpr std::string_view kKeys[] = {"usage_usec", "nr_periods", "nr_throttled"};
+    std::array<std::optional<uint64_t>, 3> v;
+    const size_t wanted = throttle ? 3 : 1;
+    st = readPicked(path, std::span(kKeys, wanted), std::span(v.data(), wanted), errors);
     if (st == CgroupRead::kOk) {
-      auto usec = lookup(stat, "usage_usec");
-      if (usec) {
-        usageNs = *usec * 1000;
-      } else {
-        errors.push_back(inFile(path, usec.error()));
-        st = CgroupRead::kFailed;
-      }
+      usageNs = *v[0] * 1000;
+      if (throttle) throttleRatio(dir, *v[1], *v[2], *throttle);
     }
   }
   if (st == CgroupRead::kOk) out.cpuCores = cpuRate(dir, usageNs, clock_->now());
   return st;
 }
 
+void PodCollector::throttleRatio(const std::string& dir, uint64_t periods, uint64_t throttled,
+                                 CgroupUsage& out) {
+  auto [it, fresh] = throttle_.try_emplace(dir);
+  Throttle& t = it->second;
+  if (!fresh && periods >= t.periods && throttled >= t.throttled) {
+    uint64_t dp = periods - t.periods;
+    // No period elapsed (no quota, or idle): nothing was throttled.
+    out.throttledRatio =
+        dp == 0 ? 0.0 : static_cast<double>(throttled - t.throttled) / static_cast<double>(dp);
+  }
+  t.periods = periods;
+  t.throttled = throttled;
+  t.round = round_;
+}
+
 bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
                               std::vector<Error>& errors) {
   const auto& root = config_.cgroupRoot;
   const bool v1 = layout_.version() == CgroupVersion::kV1;
-  if (readCpu(dir, out, errors) == CgroupRead::kVanished) return false;
-  CgroupRead st;
+  if (readCpu(dir, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return false;
 
   // Memory without page cache.
-  FlatKeyed mem;
-  std::string memPath = cgroupFilePath(layout_, root, dir, CgroupFile::kMemoryStat);
-  st = readParsed(memPath, parseFlatKeyed, mem, errors);
-  if (st == CgroupRead::kVanished) return false;
-  if (st == CgroupRead::kOk) {
-    uint64_t sum = 0;
-    bool complete = true;
-    for (const char* key : v1 ? kMemoryKeysV1 : kMemoryKeysV2) {
-      auto v = lookup(mem, key);
-      if (!v) {
-        errors.push_back(inFile(memPath, v.error()));
-        complete = false;
-        break;
-      }
-      sum += *v;
-    }
-    if (complete) out.memoryBytes = sum;
+  {
+    static constexpr std::string_view kV1[] = {"total_inactive_anon", "total_active_anon",
+                                               "total_unevictable"};
+    static constexpr std::string_view kV2[] = {"inactive_anon", "active_anon", "unevictable"};
+    std::array<std::optional<uint64_t>, 3> v;
+    CgroupRead st = readPicked(cgroupFilePath(layout_, root, dir, CgroupFile::kMemoryStat),
+                               v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
+    if (st == CgroupRead::kVanished) return false;
+    if (st == CgroupRead::kOk) out.memoryBytes = *v[0] + *v[1] + *v[2];
   }
 
-  // Throttling ratio.
-  FlatKeyed cpuStat;
-  std::string statPath = cgroupFilePath(layout_, root, dir, CgroupFile::kCpuStat);
-  st = readParsed(statPath, parseFlatKeyed, cpuStat, errors);
-  if (st == CgroupRead::kVanished) return false;
-  if (st == CgroupRead::kOk) {
-    auto periods = lookup(cpuStat, "nr_periods");
-    auto throttled = lookup(cpuStat, "nr_throttled");
-    if (!periods || !throttled) {
-      errors.push_back(inFile(statPath, (!periods ? periods : throttled).error()));
-    } else {
-      auto [it, fresh] = throttle_.try_emplace(dir);
-      Throttle& t = it->second;
-      if (!fresh && *periods >= t.periods && *throttled >= t.throttled) {
-        uint64_t dp = *periods - t.periods;
-        // No period elapsed (no quota, or idle): nothing was throttled.
-        out.throttledRatio =
-            dp == 0 ? 0.0 : static_cast<double>(*throttled - t.throttled) / static_cast<double>(dp);
-      }
-      t.periods = *periods;
-      t.throttled = *throttled;
-      t.round = round_;
-    }
+  // Throttling ratio (v2 read it with the usage above, from the same cpu.stat).
+  if (v1) {
+    static constexpr std::string_view kKeys[] = {"nr_periods", "nr_throttled"};
+    std::array<std::optional<uint64_t>, 2> v;
+    CgroupRead st = readPicked(cgroupFilePath(layout_, root, dir, CgroupFile::kCpuStat),
+                               std::span(kKeys), std::span(v), errors);
+    if (st == CgroupRead::kVanished) return false;
+    if (st == CgroupRead::kOk) throttleRatio(dir, *v[0], *v[1], out);
   }
 
   if (withPsi) {
     for (int r = 0; r < 3; ++r) {
       Pressure p;
-      st = readParsed(cgroupFilePath(layout_, root, dir, kPressureFiles[r]), parsePressure, p,
-                      errors);
+      CgroupRead st = readParsed(cgroupFilePath(layout_, root, dir, kPressureFiles[r]),
+                                 parsePressure, p, errors);
       if (st == CgroupRead::kVanished) return false;
       if (st == CgroupRead::kOk) out.pressure[r] = std::move(p);
     }
@@ -186,7 +181,7 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
 
   // Usage of the besteffort QoS directory (its rate state is keyed by its dir).
   CgroupUsage beUsage;
-  readCpu(beDir, beUsage, out.errors);
+  readCpu(beDir, beUsage, out.errors, nullptr);
   if (beUsage.cpuCores) be.usageMilli = *beUsage.cpuCores * 1000.0;
 
   // Real limit: the smallest cpuset among the BE dir and BE containers, and the

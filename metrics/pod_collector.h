@@ -100,8 +100,10 @@ class PodCollector {
     uint64_t round = 0;
   };
 
-  // Reads the CPU usage counter of a dir; sets out.cpuCores once a rate exists.
-  CgroupRead readCpu(const std::string& dir, CgroupUsage& out, std::vector<Error>& errors);
+  CgroupRead readCpu(const std::string& dir, CgroupUsage& out, std::vector<Error>& errors,
+                     CgroupUsage* throttle);
+  void throttleRatio(const std::string& dir, uint64_t periods, uint64_t throttled,
+                     CgroupUsage& out);
   // Reads one cgroup dir; false when it vanished (ENOENT) so the caller drops it.
   bool readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
                   std::vector<Error>& errors);
