@@ -48,6 +48,7 @@ test: deps
 
 bench: build
 	./bench/run.sh $(BUILD)/agent/koordlet
+	./bench/pods.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <filesystem>
 #include <sstream>
+#include <unordered_set>
 
 #include "agent/read_file.h"
 #include "cgroupfs/cgroup_mounts.h"
@@ -255,7 +256,7 @@ void Agent::cacheNode(const NodeSample& s) {
 
 void Agent::cachePods(const PodsSample& s) {
   auto put = [&](MetricKind kind, const std::string& owner, std::optional<double> v) {
-    if (v) cache_.append({kind, owner, ""}, s.at, *v);
+    if (v) cache_.append(kind, owner, "", s.at, *v);
   };
   auto putPsi = [&](MetricKind kind, const std::string& owner,
                     const std::array<std::optional<Pressure>, 3>& pressure) {
@@ -272,7 +273,8 @@ void Agent::cachePods(const PodsSample& s) {
     if (!u.memoryBytes) return std::nullopt;
     return static_cast<double>(*u.memoryBytes);
   };
-  std::set<std::string, std::less<>> live;
+  // Owners seen this round, as views into the sample (it outlives this call).
+  std::unordered_set<std::string_view> live;
   for (const PodUsage& pu : s.pods) {
     const std::string& uid = pu.pod->uid;
     live.insert(uid);
@@ -294,7 +296,7 @@ void Agent::cachePods(const PodsSample& s) {
   put(MetricKind::kBeCpuRequestMilli, "", s.be.requestMilli);
   put(MetricKind::kBeCpuRealLimitMilli, "", s.be.realLimitMilli);
   // Series of pods and containers that are gone are freed now.
-  cache_.retainOwners(live);
+  cache_.retainOwnersIf([&](std::string_view o) { return live.contains(o); });
 }
 
 HttpResponse Agent::serveMetrics() {

@@ -87,6 +87,25 @@ bool SeriesKey::operator<(const SeriesKey& o) const {
   return std::tie(kind, owner, detail) < std::tie(o.kind, o.owner, o.detail);
 }
 
+namespace {
+template <typename A, typename B>
+bool keyLess(const A& a, const B& b) {
+  if (a.kind != b.kind) return a.kind < b.kind;
+  if (int c = std::string_view(a.owner).compare(b.owner); c != 0) return c < 0;
+  return std::string_view(a.detail) < std::string_view(b.detail);
+}
+}  // namespace
+
+bool MetricCache::SeriesLess::operator()(const SeriesKey& a, const SeriesKey& b) const {
+  return keyLess(a, b);
+}
+bool MetricCache::SeriesLess::operator()(const SeriesKey& a, const SeriesKeyView& b) const {
+  return keyLess(a, b);
+}
+bool MetricCache::SeriesLess::operator()(const SeriesKeyView& a, const SeriesKey& b) const {
+  return keyLess(a, b);
+}
+
 // A non-positive interval would make every slot computation divide by zero; it is a
 // configuration error caught at flag validation, so here it only degrades to 1 ns.
 MetricCache::MetricCache(Config config, Clock::Monotonic epoch) : config_(config), epoch_(epoch) {
@@ -121,18 +140,25 @@ int64_t MetricCache::slotOf(Clock::Monotonic t) const {
 }
 
 void MetricCache::append(const SeriesKey& key, Clock::Monotonic at, double value) {
+  append(key.kind, key.owner, key.detail, at, value);
+}
+
+void MetricCache::append(MetricKind kind, std::string_view owner, std::string_view detail,
+                         Clock::Monotonic at, double value) {
   if (!std::isfinite(value)) return;
   const auto stored = static_cast<float>(value);
   if (!std::isfinite(stored)) return;
 
   const int64_t slot = slotOf(at);
-  auto [it, inserted] = series_.try_emplace(key);
-  Ring& ring = it->second;
-  const size_t cap = capacity(key.kind);
-  if (inserted) {
-    ring.values.assign(cap, kEmpty);
-    ring.lastSlot = slot;
+  const size_t cap = capacity(kind);
+  // Found by view: the key's strings are copied only when the series is created.
+  auto it = series_.find(SeriesKeyView{kind, owner, detail});
+  if (it == series_.end()) {
+    it = series_.emplace(SeriesKey{kind, std::string(owner), std::string(detail)}, Ring{}).first;
+    it->second.values.assign(cap, kEmpty);
+    it->second.lastSlot = slot;
   }
+  Ring& ring = it->second;
 
   if (slot > ring.lastSlot) {
     // Advance: the slots between the old newest and this one had no sample (a
@@ -235,10 +261,14 @@ std::optional<double> MetricCache::query(const SeriesKey& key, Aggregation agg,
 }
 
 size_t MetricCache::retainOwners(const std::set<std::string, std::less<>>& live) {
+  return retainOwnersIf([&](std::string_view o) { return live.contains(o); });
+}
+
+size_t MetricCache::retainOwnersIf(const std::function<bool(std::string_view)>& isLive) {
   size_t freed = 0;
   for (auto it = series_.begin(); it != series_.end();) {
     const SeriesKey& k = it->first;
-    if (!isNodeLevel(k.kind) && !k.owner.empty() && !live.contains(k.owner)) {
+    if (!isNodeLevel(k.kind) && !k.owner.empty() && !isLive(k.owner)) {
       it = series_.erase(it);
       ++freed;
     } else {

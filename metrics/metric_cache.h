@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -74,6 +75,9 @@ class MetricCache {
   // Records one sample. A sample older than the ring's window is dropped; one in
   // an already filled slot replaces it. NaN and infinities are ignored.
   void append(const SeriesKey& key, Clock::Monotonic at, double value);
+  // The same, without building a key: the hot path appends thousands a second.
+  void append(MetricKind kind, std::string_view owner, std::string_view detail, Clock::Monotonic at,
+              double value);
 
   // Aggregates the points with timestamps in [from, to]; nullopt when none.
   std::optional<double> query(const SeriesKey& key, Aggregation agg, Clock::Monotonic from,
@@ -82,6 +86,8 @@ class MetricCache {
   // Frees every series of owners not in `live` (pods or containers that are gone).
   // Node-level series are never dropped. Returns the number of series freed.
   size_t retainOwners(const std::set<std::string, std::less<>>& live);
+  // The same with a predicate, so callers need not copy every owner into a set.
+  size_t retainOwnersIf(const std::function<bool(std::string_view)>& isLive);
 
   size_t seriesCount() const { return series_.size(); }
   size_t bytesUsed() const;
@@ -96,9 +102,21 @@ class MetricCache {
   };
   int64_t slotOf(Clock::Monotonic t) const;
 
+  struct SeriesKeyView {
+    MetricKind kind;
+    std::string_view owner;
+    std::string_view detail;
+  };
+  struct SeriesLess {
+    using is_transparent = void;
+    bool operator()(const SeriesKey& a, const SeriesKey& b) const;
+    bool operator()(const SeriesKey& a, const SeriesKeyView& b) const;
+    bool operator()(const SeriesKeyView& a, const SeriesKey& b) const;
+  };
+
   Config config_;
   Clock::Monotonic epoch_;
-  std::map<SeriesKey, Ring> series_;
+  std::map<SeriesKey, Ring, SeriesLess> series_;
 };
 
 }  // namespace koord
