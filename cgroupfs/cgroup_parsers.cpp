@@ -18,9 +18,14 @@
 #include <system_error>
 
 #include "agent/quote.h"
+#include "agent/text_scan.h"
 
 namespace koord {
 namespace {
+
+using text::cat;
+using text::Fields;
+using text::Lines;
 
 constexpr size_t kQuoteMax = 40;
 constexpr std::string_view kTruncated = "no newline at end of input (truncated?)";
@@ -29,57 +34,7 @@ constexpr std::string_view kTruncated = "no newline at end of input (truncated?)
 // The bound also caps a cpu list's output at 65536 entries.
 constexpr uint64_t kMaxCpuId = 65535;
 
-// Concatenates message parts. (Also sidesteps g++ 12's false -Wrestrict on
-// "literal" + std::string&&.)
-template <typename... Parts>
-std::string cat(const Parts&... parts) {
-  std::string out;
-  (out.append(std::string_view(parts)), ...);
-  return out;
-}
-
 std::string quote(std::string_view s) { return quoteText(s, kQuoteMax); }
-
-bool isBlank(char c) { return c == ' ' || c == '\t'; }
-
-// Splits text into lines; the last one may lack its '\n'.
-class Lines {
- public:
-  explicit Lines(std::string_view text) : rest_(text) {}
-
-  bool next(std::string_view& line, bool& terminated) {
-    if (rest_.empty()) return false;
-    const size_t nl = rest_.find('\n');
-    terminated = nl != std::string_view::npos;
-    line = rest_.substr(0, nl);
-    rest_.remove_prefix(terminated ? nl + 1 : rest_.size());
-    return true;
-  }
-
- private:
-  std::string_view rest_;
-};
-
-// Yields the blank-separated fields of one line, left to right, without copying.
-class Fields {
- public:
-  explicit Fields(std::string_view line) : rest_(line) {}
-
-  // The next field, or an empty view when none is left.
-  std::string_view next() {
-    size_t i = 0;
-    while (i < rest_.size() && isBlank(rest_[i])) ++i;
-    rest_.remove_prefix(i);
-    size_t j = 0;
-    while (j < rest_.size() && !isBlank(rest_[j])) ++j;
-    const std::string_view field = rest_.substr(0, j);
-    rest_.remove_prefix(j);
-    return field;
-  }
-
- private:
-  std::string_view rest_;
-};
 
 // Parses a whole field as a decimal uint64. Returns nullptr on success, else why
 // it failed, phrased to follow the quoted field in a message.

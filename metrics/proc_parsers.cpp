@@ -15,6 +15,7 @@
 #include "metrics/proc_parsers.h"
 
 #include "agent/quote.h"
+#include "agent/text_scan.h"
 
 #include <algorithm>
 #include <array>
@@ -27,6 +28,15 @@
 namespace koord {
 namespace {
 
+using text::cat;
+using text::Lines;
+
+// Fields are separated by spaces and tabs, and newlines within one value's text.
+class Fields : public text::Fields {
+ public:
+  explicit Fields(std::string_view t) : text::Fields(t, " \t\n") {}
+};
+
 constexpr size_t kQuoteMax = 40;
 constexpr size_t kMaxDecimalChars = 64;
 
@@ -36,61 +46,7 @@ constexpr uint64_t kMaxCpuId = 65535;
 
 constexpr std::string_view kTruncated = ": no newline at end of input (truncated?)";
 
-// Concatenates message parts. (Also sidesteps g++ 12's false -Wrestrict on
-// "literal" + std::string&&.)
-template <typename... Parts>
-std::string cat(const Parts&... parts) {
-  std::string out;
-  (out.append(std::string_view(parts)), ...);
-  return out;
-}
-
 std::string quote(std::string_view s) { return quoteText(s, kQuoteMax); }
-
-bool isSeparator(char c) { return c == ' ' || c == '\t' || c == '\n'; }
-
-// Splits text into lines; the last one may lack its '\n'.
-class Lines {
- public:
-  explicit Lines(std::string_view text) : rest_(text) {}
-
-  bool next(std::string_view& line, bool& terminated) {
-    if (rest_.empty()) return false;
-    const size_t nl = rest_.find('\n');
-    terminated = nl != std::string_view::npos;
-    line = rest_.substr(0, nl);
-    rest_.remove_prefix(terminated ? nl + 1 : rest_.size());
-    return true;
-  }
-
- private:
-  std::string_view rest_;
-};
-
-// Yields whitespace-separated fields, left to right, without copying.
-class Fields {
- public:
-  explicit Fields(std::string_view text) : rest_(text) {}
-
-  // The next field, or an empty view when none is left.
-  std::string_view next() {
-    size_t i = 0;
-    while (i < rest_.size() && isSeparator(rest_[i])) ++i;
-    rest_.remove_prefix(i);
-    size_t j = 0;
-    while (j < rest_.size() && !isSeparator(rest_[j])) ++j;
-    const std::string_view field = rest_.substr(0, j);
-    rest_.remove_prefix(j);
-    return field;
-  }
-
-  // True when the field last returned ran to the end of the text, i.e. nothing
-  // proves it complete.
-  bool atEnd() const { return rest_.empty(); }
-
- private:
-  std::string_view rest_;
-};
 
 // Parses a whole field as a decimal uint64. Returns nullptr on success, else why
 // it failed, phrased to follow the quoted field in a message.
