@@ -3,8 +3,11 @@
 // fields, and message building.
 #pragma once
 
+#include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace koord::text {
 
@@ -64,6 +67,20 @@ std::string cat(const Parts&... parts) {
   std::string out;
   (out.append(std::string_view(parts)), ...);
   return out;
+}
+
+// Parses a whole field as a decimal uint64. Returns nullptr on success, else why
+// it failed, phrased to follow the quoted field in a message. Digits only: no sign
+// (so no "-1" wrapping to 2^64-1), no space, not empty; overflow is an error.
+inline const char* toU64(std::string_view s, uint64_t& out) {
+  constexpr const char* kNotUnsigned = "is not an unsigned integer";
+  if (s.empty() || s[0] < '0' || s[0] > '9') return kNotUnsigned;
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  if (ptr != end) return kNotUnsigned;
+  if (ec == std::errc::result_out_of_range) return "is out of range for uint64";
+  if (ec != std::errc()) return kNotUnsigned;
+  return nullptr;
 }
 
 }  // namespace koord::text

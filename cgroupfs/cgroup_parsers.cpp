@@ -26,6 +26,7 @@ namespace {
 using text::cat;
 using text::Fields;
 using text::Lines;
+using text::toU64;
 
 constexpr size_t kQuoteMax = 40;
 constexpr std::string_view kTruncated = "no newline at end of input (truncated?)";
@@ -35,19 +36,6 @@ constexpr std::string_view kTruncated = "no newline at end of input (truncated?)
 constexpr uint64_t kMaxCpuId = 65535;
 
 std::string quote(std::string_view s) { return quoteText(s, kQuoteMax); }
-
-// Parses a whole field as a decimal uint64. Returns nullptr on success, else why
-// it failed, phrased to follow the quoted field in a message.
-const char* toU64(std::string_view s, uint64_t& out) {
-  constexpr const char* kNotUnsigned = "is not an unsigned integer";
-  // Digits only: no sign (so no "-1" wrapping to 2^64-1), no space, not empty.
-  if (s.empty() || s[0] < '0' || s[0] > '9') return kNotUnsigned;
-  const char* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  if (ec == std::errc::result_out_of_range) return "is out of range for uint64";
-  if (ec != std::errc() || ptr != end) return kNotUnsigned;
-  return nullptr;
-}
 
 // Same contract as toU64 for a decimal int64 with an optional leading '-'.
 const char* toI64(std::string_view s, int64_t& out) {
