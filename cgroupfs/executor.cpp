@@ -1,0 +1,364 @@
+// The executor: checks, orders and performs cgroup writes (reference koordlet.md
+// §8.1), with an audit log. See executor.h for the contract.
+#include "cgroupfs/executor.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "agent/quote.h"
+#include "agent/read_file.h"
+
+namespace koord {
+
+namespace {
+
+// cgroup files are short; a CPU list of 65536 single ids stays well under this.
+constexpr size_t kReadCap = 1u << 20;
+
+std::string trimmed(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  return std::string(text);
+}
+
+size_t depthOf(std::string_view dir) {
+  return static_cast<size_t>(std::count(dir.begin(), dir.end(), '/')) + 1;
+}
+
+// -1 ("unlimited") compares above every number.
+bool numberBelow(const KnobSpec& spec, int64_t a, int64_t b) {
+  if (spec.minusOneIsUnlimited) {
+    if (a == -1) return false;
+    if (b == -1) return true;
+  }
+  return a < b;
+}
+
+bool isSubset(const std::vector<int>& a, const std::vector<int>& b) {
+  return std::includes(b.begin(), b.end(), a.begin(), a.end());
+}
+
+std::vector<int> unionOf(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::string rfc3339(Clock::Wall t) {
+  const auto since = t.time_since_epoch();
+  const auto secs = std::chrono::floor<std::chrono::seconds>(since);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since - secs).count();
+  const std::time_t tt = static_cast<std::time_t>(secs.count());
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(millis));
+  return out;
+}
+
+}  // namespace
+
+Executor::Executor(ExecutorConfig config, CgroupLayout layout, KnobSupport support,
+                   const Clock& clock, FailureLog& failures)
+    : config_(std::move(config)),
+      layout_(std::move(layout)),
+      support_(support),
+      clock_(&clock),
+      failures_(&failures) {}
+
+bool Executor::insideKubepods(const std::string& dir) const {
+  if (dir.find('\0') != std::string::npos) return false;
+  size_t start = 0;
+  while (start <= dir.size()) {
+    size_t end = dir.find('/', start);
+    if (end == std::string::npos) end = dir.size();
+    const std::string_view part(dir.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  // A component boundary, so "kubepods-other" is not inside "kubepods".
+  const std::string root = layout_.kubeRootDir();
+  return dir == root || (dir.size() > root.size() && dir.compare(0, root.size(), root) == 0 &&
+                         dir[root.size()] == '/');
+}
+
+void Executor::observe(const char* status, Clock::Monotonic since) const {
+  if (!observer_) return;
+  observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
+}
+
+std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, ExecutorStats& batch) {
+  const KnobSpec& spec = knobSpec(write.knob);
+  if (!insideKubepods(write.dir)) {
+    ++batch.refused;
+    failures_->failure("executor refused " + write.dir, Severity::kWarning,
+                       "refusing to write " + std::string(spec.name) + " in " +
+                           quoteText(write.dir, 200) + " for " + write.owner + ": not under " +
+                           layout_.kubeRootDir());
+    return std::nullopt;
+  }
+  // One owner per knob per cgroup: the first strategy to write it keeps it, so two
+  // strategies cannot fight over a value write after write.
+  auto [owner, inserted] = owners_.try_emplace({write.dir, write.knob}, write.owner);
+  if (!inserted && owner->second != write.owner) {
+    ++batch.refused;
+    failures_->failure("executor owner " + write.dir + " " + spec.name, Severity::kWarning,
+                       std::string(spec.name) + " in " + write.dir + " belongs to " +
+                           owner->second + ": refusing the write from " + write.owner);
+    return std::nullopt;
+  }
+  const Clock::Monotonic start = clock_->now();
+  if (!support_.has(write.knob)) {
+    ++batch.unsupported;
+    bool& logged = unsupportedLogged_[static_cast<size_t>(write.knob)];
+    if (!logged) {
+      logged = true;
+      KLOG_INFO << spec.name << " is not supported by this kernel: its writes are skipped";
+    }
+    observe("unsupported", start);
+    return std::nullopt;
+  }
+  const KnobValue value = clampKnob(write.knob, write.value);
+  const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
+  Pending p{&write,
+            layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, write.dir, file),
+            value,
+            renderKnob(write.knob, layout_.version(), value),
+            "",
+            std::nullopt,
+            depthOf(write.dir)};
+  auto text = readFile(p.path, kReadCap);
+  if (!text) {
+    if (text.error().sysErrno == ENOENT) {  // the pod or container is gone: normal
+      ++batch.vanished;
+      cache_.erase(p.path);
+      owners_.erase({write.dir, write.knob});
+      observe("vanished", start);
+    } else {
+      ++batch.failed;
+      failures_->failure(p.path, Severity::kWarning, "read before write: " + text.error().message);
+      observe("failed", start);
+    }
+    return std::nullopt;
+  }
+  p.oldText = trimmed(*text);
+  if (auto parsed = parseKnob(write.knob, layout_.version(), *text)) p.current = *parsed;
+  // v2 weight -> shares does not invert exactly: compare what we would write.
+  const bool equal = (write.knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2)
+                         ? p.oldText == p.text
+                         : p.current && *p.current == value;
+  if (equal) {
+    const Clock::Monotonic now = clock_->now();
+    auto it = cache_.find(p.path);
+    if (it == cache_.end() || it->second.text != p.text) {
+      cache_[p.path] = Cached{p.text, now};  // first seen equal: the forced-rewrite clock starts
+    } else if (now - it->second.at >= config_.forceUpdate) {
+      return p;  // due for its forced rewrite
+    }
+    ++batch.unchanged;
+    observe("unchanged", start);
+    return std::nullopt;
+  }
+  return p;
+}
+
+bool Executor::writeFile(const Pending& p, const std::string& text, const std::string& oldText,
+                         ExecutorStats& batch) {
+  const CgroupWrite& w = *p.write;
+  const Clock::Monotonic start = clock_->now();
+  if (config_.dryRun) {
+    KLOG_INFO << "dry-run: would write " << text << " to " << p.path << " (was " << oldText
+              << ") for " << w.owner;
+    ++batch.written;
+    audit(p, oldText, text);
+    observe("succeeded", start);
+    return true;
+  }
+  // cgroupfs files exist with their directory: no O_CREAT, so a vanished cgroup
+  // is ENOENT rather than a stray file. The kernel ignores O_TRUNC on cgroupfs (a
+  // shell's "echo 5 > cpu.shares" uses it) and it keeps a plain file, as in a test
+  // tree, holding exactly the value. The trailing newline is what the shell
+  // writes too; it also makes an empty CPU list a non-empty write, which a
+  // zero-length write() would not deliver to the kernel.
+  const std::string payload = text + "\n";
+  int err = 0;
+  const int fd = ::open(p.path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) {
+    err = errno;
+  } else {
+    const ssize_t n = ::write(fd, payload.data(), payload.size());
+    if (n < 0) {
+      err = errno;
+    } else if (static_cast<size_t>(n) != payload.size()) {
+      err = EIO;
+    }
+    ::close(fd);
+  }
+  if (err == 0) {
+    ++batch.written;
+    cache_[p.path] = Cached{text, clock_->now()};
+    failures_->success(p.path);
+    audit(p, oldText, text);
+    observe("succeeded", start);
+    return true;
+  }
+  if (err == ENOENT) {
+    ++batch.vanished;
+    cache_.erase(p.path);
+    owners_.erase({w.dir, w.knob});
+    observe("vanished", start);
+    return false;
+  }
+  const char* status = "failed";
+  if (err == EINVAL) {
+    ++batch.invalid;
+    status = "invalid";
+  } else if (err == EACCES || err == EPERM) {
+    ++batch.denied;
+    status = "denied";
+  } else {
+    ++batch.failed;
+  }
+  cache_.erase(p.path);
+  failures_->failure(p.path, Severity::kWarning,
+                     "write " + quoteText(text, 80) + " to " + p.path + " (was " +
+                         quoteText(oldText, 80) + ") for " + w.owner + ": " + std::strerror(err));
+  observe(status, start);
+  return false;
+}
+
+void Executor::audit(const Pending& p, const std::string& oldText, const std::string& newText) {
+  if (config_.auditPath.empty()) return;
+  nlohmann::json event = {{"ts", rfc3339(clock_->wallNow())},
+                          {"path", p.path},
+                          {"old", oldText},
+                          {"new", newText},
+                          {"owner", p.write->owner},
+                          {"dryRun", config_.dryRun}};
+  // Replace invalid UTF-8 (a hostile file's text) instead of throwing.
+  const std::string line =
+      event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path path(config_.auditPath);
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  // Rotate before the file would pass the bound; one old file is kept, so the log
+  // takes at most 2 x auditMaxBytes (plus one line, when a single line is larger).
+  struct stat st {};
+  if (::stat(config_.auditPath.c_str(), &st) == 0 && st.st_size > 0 &&
+      static_cast<size_t>(st.st_size) + line.size() > config_.auditMaxBytes) {
+    ::rename(config_.auditPath.c_str(), (config_.auditPath + ".1").c_str());
+  }
+  const int fd = ::open(config_.auditPath.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  bool ok = fd >= 0;
+  int err = ok ? 0 : errno;
+  if (ok) {
+    const ssize_t n = ::write(fd, line.data(), line.size());
+    if (n != static_cast<ssize_t>(line.size())) {
+      ok = false;
+      err = n < 0 ? errno : EIO;
+    }
+    ::close(fd);
+  }
+  const std::string key = "executor audit " + config_.auditPath;
+  if (ok) {
+    failures_->success(key);
+  } else {
+    failures_->failure(key, Severity::kWarning,
+                       "audit log " + config_.auditPath + ": " + std::strerror(err));
+  }
+}
+
+ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
+  ExecutorStats batch;
+  std::vector<Pending> flat, hier;
+  for (const CgroupWrite& w : writes) {
+    auto p = admit(w, batch);
+    if (!p) continue;
+    (knobSpec(w.knob).hierarchical ? hier : flat).push_back(std::move(*p));
+  }
+  // Knobs no parent bounds: in the order asked.
+  for (const Pending& p : flat) writeFile(p, p.text, p.oldText, batch);
+
+  // A parent bounds its children, so a decrease must reach the children before
+  // the parent (else the kernel refuses the parent: EINVAL), and an increase the
+  // parent before the children. A CPU list that is neither a subset nor a
+  // superset grows to the union parent-first, then shrinks child-first.
+  std::vector<const Pending*> shrink, grow;
+  std::vector<std::pair<const Pending*, std::string>> unions;  // with the union written
+  for (const Pending& p : hier) {
+    const KnobSpec& spec = knobSpec(p.write->knob);
+    if (!p.current) {
+      grow.push_back(&p);  // unreadable value: nothing to order by
+    } else if (spec.cpuList) {
+      const std::vector<int>& target = p.target.cpus;
+      const std::vector<int>& now = p.current->cpus;
+      if (isSubset(now, target)) {
+        grow.push_back(&p);
+      } else if (isSubset(target, now)) {
+        shrink.push_back(&p);
+      } else {
+        unions.emplace_back(&p, renderKnob(p.write->knob, layout_.version(),
+                                           KnobValue::ofCpus(unionOf(now, target))));
+      }
+    } else if (numberBelow(spec, p.target.number, p.current->number)) {
+      shrink.push_back(&p);
+    } else {
+      grow.push_back(&p);
+    }
+  }
+  auto deepestFirst = [](const Pending* a, const Pending* b) { return a->depth > b->depth; };
+  std::stable_sort(shrink.begin(), shrink.end(), deepestFirst);
+  for (const Pending* p : shrink) writeFile(*p, p->text, p->oldText, batch);
+
+  // Pass 2: increases and unions, parents first.
+  struct Step {
+    const Pending* p;
+    const std::string* text;
+  };
+  std::vector<Step> pass2;
+  for (const Pending* p : grow) pass2.push_back({p, &p->text});
+  for (const auto& [p, u] : unions) pass2.push_back({p, &u});
+  std::stable_sort(pass2.begin(), pass2.end(),
+                   [](const Step& a, const Step& b) { return a.p->depth < b.p->depth; });
+  std::vector<const Pending*> pass3;
+  for (const Step& s : pass2) {
+    const bool ok = writeFile(*s.p, *s.text, s.p->oldText, batch);
+    if (s.text != &s.p->text && ok) pass3.push_back(s.p);
+  }
+  // Pass 3: the union-grown lists shrink to their targets, children first.
+  std::stable_sort(pass3.begin(), pass3.end(), deepestFirst);
+  for (const Pending* p : pass3) {
+    const auto it =
+        std::find_if(unions.begin(), unions.end(), [p](const auto& u) { return u.first == p; });
+    writeFile(*p, p->text, it->second, batch);
+  }
+
+  // Forget cache entries nobody refreshed for two force periods (cgroups deleted
+  // between applies), so the cache stays bounded by the live cgroups.
+  const Clock::Monotonic now = clock_->now();
+  std::erase_if(cache_,
+                [&](const auto& kv) { return now - kv.second.at > 2 * config_.forceUpdate; });
+
+  stats_.written += batch.written;
+  stats_.unchanged += batch.unchanged;
+  stats_.unsupported += batch.unsupported;
+  stats_.vanished += batch.vanished;
+  stats_.invalid += batch.invalid;
+  stats_.denied += batch.denied;
+  stats_.failed += batch.failed;
+  stats_.refused += batch.refused;
+  return batch;
+}
+
+}  // namespace koord

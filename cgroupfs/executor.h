@@ -1,0 +1,120 @@
+// Executor: the one place that writes cgroup files. Strategies hand it intended
+// writes; it checks each is inside the kubepods hierarchy, clamps the value to the
+// knob's range, reads the file and drops writes equal to what it already holds,
+// orders the rest as the
+// kernel requires (for hierarchical knobs: decreases child-first, then increases
+// parent-first; a CPU list that is neither grows to the union parent-first and
+// shrinks child-first), writes, and records every change in a bounded JSON-lines
+// audit log. ENOENT (a pod just deleted) is normal; EINVAL and EACCES are counted
+// and logged once per path. With dry-run it logs what it would write, and writes
+// nothing.
+//
+// Forced rewrites (--resource-force-update-seconds): every write reads the file
+// first, so a value changed behind our back is always repaired at once. A file
+// that already holds the target is left alone, except that it is written again
+// once the value was last written (or first seen equal) forceUpdate ago, as
+// koordlet's periodic forced update does: the write itself has effects a read
+// cannot show (a v1 cpuset.cpus write rebinds every task's affinity, undoing a
+// sched_setaffinity behind the cgroup's back). So an equal file is rewritten at
+// most once per forceUpdate.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/clock.h"
+#include "agent/log.h"
+#include "cgroupfs/knob.h"
+#include "cgroupfs/layout.h"
+
+namespace koord {
+
+struct CgroupWrite {
+  std::string dir;  // relative to the hierarchy root (as CgroupLayout returns it)
+  Knob knob;
+  KnobValue value;
+  std::string owner;  // the strategy that wants it: one owner per knob per cgroup
+};
+
+struct ExecutorConfig {
+  std::string cgroupRoot;
+  std::chrono::seconds forceUpdate{60};
+  bool dryRun = false;
+  std::string auditPath;            // "" = no audit log
+  size_t auditMaxBytes = 4u << 20;  // rotate to <path>.1 past this; one old file kept
+};
+
+struct ExecutorStats {
+  uint64_t written = 0;
+  uint64_t unchanged = 0;    // file already held the value, or cached and not due
+  uint64_t unsupported = 0;  // knob absent on this kernel
+  uint64_t vanished = 0;     // ENOENT: the cgroup is gone
+  uint64_t invalid = 0;      // EINVAL
+  uint64_t denied = 0;       // EACCES / EPERM
+  uint64_t failed = 0;       // any other error
+  uint64_t refused = 0;      // outside the kubepods hierarchy, or a second owner
+};
+
+class Executor {
+ public:
+  // Per write attempted: "succeeded", "unchanged", "unsupported", "vanished",
+  // "invalid", "denied", "failed"; and the time it took (for
+  // koordlet_resource_update_duration_milliseconds).
+  using Observer = std::function<void(const char* status, double millis)>;
+
+  Executor(ExecutorConfig config, CgroupLayout layout, KnobSupport support, const Clock& clock,
+           FailureLog& failures);
+
+  void onWrite(Observer observer) { observer_ = std::move(observer); }
+
+  // Applies one batch in the order described above. Returns the batch's counts
+  // (also accumulated in stats()). Counts and observer calls are per attempted
+  // write: a CPU list that is neither a subset nor a superset of the file's is
+  // written twice (the union, then the target). Refused writes are counted but not
+  // observed (nothing was attempted).
+  ExecutorStats apply(std::vector<CgroupWrite> writes);
+
+  const ExecutorStats& stats() const { return stats_; }
+
+ private:
+  struct Cached {
+    std::string text;
+    Clock::Monotonic at{};
+  };
+  // A write that passed the checks and differs from the file (or is due for its
+  // forced rewrite), with what the file held when read.
+  struct Pending {
+    const CgroupWrite* write;
+    std::string path;
+    KnobValue target;     // clamped
+    std::string text;     // rendered target
+    std::string oldText;  // the file's text, trimmed
+    std::optional<KnobValue> current;
+    size_t depth;  // components in dir: orders hierarchical writes
+  };
+  bool insideKubepods(const std::string& dir) const;
+  // Checks, clamps, reads the file; returns the write when it must happen.
+  std::optional<Pending> admit(const CgroupWrite& write, ExecutorStats& batch);
+  // Writes text (the target or an intermediate CPU union); false on failure.
+  bool writeFile(const Pending& p, const std::string& text, const std::string& oldText,
+                 ExecutorStats& batch);
+  void audit(const Pending& p, const std::string& oldText, const std::string& newText);
+  void observe(const char* status, Clock::Monotonic since) const;
+  ExecutorConfig config_;
+  CgroupLayout layout_;
+  KnobSupport support_;
+  const Clock* clock_;
+  FailureLog* failures_;
+  Observer observer_;
+  ExecutorStats stats_;
+  std::map<std::string, Cached> cache_;                         // path -> last write
+  std::map<std::pair<std::string, Knob>, std::string> owners_;  // (dir, knob) -> owner
+  bool unsupportedLogged_[kKnobCount] = {};                     // one line per knob, ever
+};
+
+}  // namespace koord

@@ -1,0 +1,180 @@
+// The knob table and its conversions (reference koordlet.md §4.0).
+#include "cgroupfs/knob.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
+#include "agent/quote.h"
+#include "cgroupfs/cgroup_parsers.h"
+
+namespace koord {
+
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+// The kernel's bound on a CFS quota: max_cfs_runtime = (2^44 - 1) us (about 203
+// days); larger values are EINVAL.
+constexpr int64_t kMaxCfsQuotaUs = (int64_t{1} << 44) - 1;
+// v1 memory files report "unlimited" as LONG_MAX rounded down to a page
+// (9223372036854771712); any value this large means no limit.
+constexpr int64_t kMemoryUnlimitedFloor = int64_t{1} << 62;
+
+constexpr int64_t kMinShares = 2;
+constexpr int64_t kMaxShares = 262144;
+constexpr int64_t kMinWeight = 1;
+constexpr int64_t kMaxWeight = 10000;
+
+// Indexed by Knob. hierarchical follows koordlet's "mergeable" files
+// (LeveledUpdateBatch): a child's quota may not exceed its parent's (EINVAL), a
+// child's cpuset must be a subset of its parent's, and memory protection is
+// bounded by the parent's effective value. memory.limit_in_bytes is not: v1 and v2
+// both accept a child limit above the parent's.
+constexpr std::array<KnobSpec, kKnobCount> kSpecs = {{
+    {Knob::kCpuShares, "cpu.shares", "cpu", "cpu.shares", "cpu.weight", false, kMinShares,
+     kMaxShares, false, false},
+    {Knob::kCpuQuota, "cpu.cfs_quota_us", "cpu", "cpu.cfs_quota_us", "cpu.max", false, 1000,
+     kMaxCfsQuotaUs, true, true},
+    // koordlet validates 0..1e8 (100 s). The kernel also wants burst <= quota when
+    // the quota is limited; a larger burst is its EINVAL, counted by the executor.
+    {Knob::kCpuBurst, "cpu.cfs_burst_us", "cpu", "cpu.cfs_burst_us", "cpu.max.burst", false, 0,
+     100'000'000, false, false},
+    {Knob::kCpusetCpus, "cpuset.cpus", "cpuset", "cpuset.cpus", "cpuset.cpus", true, 0, 0, false,
+     true},
+    {Knob::kMemoryLimit, "memory.limit_in_bytes", "memory", "memory.limit_in_bytes", "memory.max",
+     false, 0, kInt64Max, true, false},
+    // v1 names exist only on Anolis kernels; the probe decides.
+    {Knob::kMemoryMin, "memory.min", "memory", "memory.min", "memory.min", false, 0, kInt64Max,
+     false, true},
+    {Knob::kMemoryLow, "memory.low", "memory", "memory.low", "memory.low", false, 0, kInt64Max,
+     false, true},
+    {Knob::kMemoryHigh, "memory.high", "memory", "memory.high", "memory.high", false, 0, kInt64Max,
+     true, true},
+}};
+
+bool isMemoryKnob(Knob knob) {
+  return knob == Knob::kMemoryLimit || knob == Knob::kMemoryMin || knob == Knob::kMemoryLow ||
+         knob == Knob::kMemoryHigh;
+}
+
+std::string renderCpuList(const std::vector<int>& cpus) {
+  std::string out;
+  size_t i = 0;
+  while (i < cpus.size()) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(cpus[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string_view trimNewline(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  return text;
+}
+
+int64_t sharesToWeight(int64_t shares) {
+  shares = std::clamp(shares, kMinShares, kMaxShares);
+  return kMinWeight + (shares - kMinShares) * (kMaxWeight - kMinWeight) / (kMaxShares - kMinShares);
+}
+
+int64_t weightToShares(int64_t weight) {
+  weight = std::clamp(weight, kMinWeight, kMaxWeight);
+  // Rounded up, so the shares render back to the same weight (the forward
+  // conversion rounds down).
+  constexpr int64_t kSpan = kMaxWeight - kMinWeight;
+  return kMinShares + ((weight - kMinWeight) * (kMaxShares - kMinShares) + kSpan - 1) / kSpan;
+}
+
+}  // namespace
+
+const KnobSpec& knobSpec(Knob knob) { return kSpecs[static_cast<size_t>(knob)]; }
+
+KnobValue KnobValue::ofCpus(std::vector<int> c) {
+  std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  return KnobValue{0, std::move(c)};
+}
+
+KnobValue clampKnob(Knob knob, KnobValue value) {
+  const KnobSpec& spec = knobSpec(knob);
+  if (spec.cpuList) return value;
+  if (spec.minusOneIsUnlimited && value.number == -1) return value;
+  value.number = std::clamp(value.number, spec.min, spec.max);
+  return value;
+}
+
+std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value) {
+  const KnobSpec& spec = knobSpec(knob);
+  if (spec.cpuList) return renderCpuList(value.cpus);
+  const bool v2 = version == CgroupVersion::kV2;
+  if (knob == Knob::kCpuShares && v2) return std::to_string(sharesToWeight(value.number));
+  if (spec.minusOneIsUnlimited && value.number == -1) {
+    // v1 cpu.cfs_quota_us and memory.limit_in_bytes take "-1"; memory.high (v2,
+    // and Anolis v1, which shares the v2 implementation) and every v2 file "max".
+    if (v2 || knob == Knob::kMemoryHigh) return "max";
+    return "-1";
+  }
+  // v2 cpu.max: the quota alone; the kernel keeps the period.
+  return std::to_string(value.number);
+}
+
+Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view text) {
+  const KnobSpec& spec = knobSpec(knob);
+  if (spec.cpuList) {
+    auto cpus = parseCpuList(text);
+    if (!cpus) return cpus.error();
+    return KnobValue::ofCpus(std::move(*cpus));
+  }
+  const bool v2 = version == CgroupVersion::kV2;
+  if (knob == Knob::kCpuQuota && v2) {
+    auto max = parseCpuMax(text);
+    if (!max) return max.error();
+    return KnobValue::of(max->quotaUs ? *max->quotaUs : -1);
+  }
+  if (trimNewline(text) == "max") {
+    if (text.empty() || text.back() != '\n') {
+      return makeError(std::string(spec.name) + ": truncated read " + quoteText(text, 40));
+    }
+    return KnobValue::of(spec.minusOneIsUnlimited ? -1 : spec.max);
+  }
+  auto n = parseSingleInt(text);
+  if (!n) return makeError(std::string(spec.name) + ": " + n.error().message);
+  int64_t value = *n;
+  if (knob == Knob::kCpuShares && v2) value = weightToShares(value);
+  if (isMemoryKnob(knob) && spec.minusOneIsUnlimited && value >= kMemoryUnlimitedFloor) value = -1;
+  if (isMemoryKnob(knob) && !spec.minusOneIsUnlimited && value >= kMemoryUnlimitedFloor) {
+    value = spec.max;
+  }
+  return KnobValue::of(value);
+}
+
+KnobSupport KnobSupport::probe(const std::string& cgroupRoot, const CgroupLayout& layout) {
+  KnobSupport support;
+  const std::string dir = layout.kubeRootDir();
+  for (const KnobSpec& spec : kSpecs) {
+    const char* file = layout.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
+    if (file == nullptr) continue;
+    std::error_code ec;
+    const bool there =
+        std::filesystem::exists(layout.filePath(cgroupRoot, spec.v1Subsystem, dir, file), ec);
+    support.set(spec.knob, there && !ec);
+  }
+  return support;
+}
+
+KnobSupport KnobSupport::all() {
+  KnobSupport support;
+  for (const KnobSpec& spec : kSpecs) support.set(spec.knob, true);
+  return support;
+}
+
+}  // namespace koord

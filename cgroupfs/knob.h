@@ -1,0 +1,84 @@
+// The table of cgroup knobs the QoS manager writes (STYLE.md habit 4): one row per
+// knob with its v1 controller and file, its v2 file, the range the kernel accepts,
+// how a value converts between v1 and v2 (shares <-> weight, quota <-> cpu.max,
+// -1 <-> "max"), whether a parent bounds its children (so writes need ordering),
+// and whether this kernel has it (probed once at the kubepods root). Strategies
+// name knobs, never files; values are in v1 units (shares, microseconds, bytes,
+// CPU lists).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/result.h"
+#include "cgroupfs/layout.h"
+
+namespace koord {
+
+enum class Knob : uint8_t {
+  kCpuShares,    // v1 cpu.shares 2..262144; v2 cpu.weight 1..10000
+  kCpuQuota,     // v1 cpu.cfs_quota_us (-1 = unlimited, else >= 1000); v2 cpu.max quota field
+  kCpuBurst,     // v1 cpu.cfs_burst_us 0..; v2 cpu.max.burst (absent before 5.14)
+  kCpusetCpus,   // cpuset.cpus on both (a CPU list)
+  kMemoryLimit,  // v1 memory.limit_in_bytes (-1 = unlimited); v2 memory.max
+  kMemoryMin,    // v2 memory.min; v1 only on Anolis kernels
+  kMemoryLow,    // v2 memory.low; v1 only on Anolis kernels
+  kMemoryHigh,   // v2 memory.high (-1 = "max"); v1 only on Anolis kernels
+};
+inline constexpr size_t kKnobCount = 8;
+
+struct KnobSpec {
+  Knob knob;
+  const char* name;  // for logs and the audit log, e.g. "cpu.cfs_quota_us"
+  const char* v1Subsystem;
+  // nullptr: no v1 file at all. memory.min/low/high carry their names although
+  // only Anolis v1 kernels have them: KnobSupport::probe decides.
+  const char* v1File;
+  const char* v2File;
+  bool cpuList;  // value is a CPU list, not a number
+  int64_t min;   // accepted range in v1 units (numbers only)
+  int64_t max;
+  bool minusOneIsUnlimited;  // -1 is allowed and means no limit
+  bool hierarchical;         // a parent's value bounds its children's
+};
+
+const KnobSpec& knobSpec(Knob knob);
+
+// A value in v1 units: a number, or a CPU list for cpuset knobs.
+struct KnobValue {
+  int64_t number = 0;
+  std::vector<int> cpus;  // sorted, unique
+  static KnobValue of(int64_t n) { return KnobValue{n, {}}; }
+  static KnobValue ofCpus(std::vector<int> c);
+  bool operator==(const KnobValue&) const = default;
+};
+
+// Clamps a number into the knob's range (-1 passes through where it means
+// unlimited). CPU lists are returned as they are.
+KnobValue clampKnob(Knob knob, KnobValue value);
+
+// The text to write to the knob's file on this cgroup version (v2: shares become a
+// weight, -1 becomes "max").
+std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value);
+
+// Parses the file's current text into v1 units, so "is it already set?" compares
+// values, not spellings ("max" == -1, "0-3" == "0,1,2,3", v2 weight -> shares is
+// not invertible exactly: compare rendered text for shares instead).
+Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view text);
+
+// Which knobs this kernel has, probed once at the kubepods root.
+class KnobSupport {
+ public:
+  static KnobSupport probe(const std::string& cgroupRoot, const CgroupLayout& layout);
+  static KnobSupport all();  // tests
+  bool has(Knob knob) const { return has_[static_cast<size_t>(knob)]; }
+  void set(Knob knob, bool on) { has_[static_cast<size_t>(knob)] = on; }
+
+ private:
+  bool has_[kKnobCount] = {};
+};
+
+}  // namespace koord

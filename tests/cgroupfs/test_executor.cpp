@@ -1,0 +1,332 @@
+// Tests for cgroupfs/executor on throw-away v1 trees with a ManualClock: what it
+// refuses, what it skips, when it rewrites, in which order it writes, and what it
+// records in the audit log.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agent/read_file.h"
+#include "cgroupfs/executor.h"
+#include "tests/support/temp_tree.h"
+
+using namespace koord;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kPod = "kubepods/besteffort/pod1";
+const std::string kCtr = "kubepods/besteffort/pod1/c1";
+
+// A v1 cgroupfs-driver tree: kubepods, its BestEffort class, one pod, one container.
+struct Fixture {
+  Fixture() {
+    Logger::setGlobal(log, clock, 0);
+    for (const std::string& dir :
+         std::vector<std::string>{"kubepods", "kubepods/besteffort", kPod, kCtr}) {
+      tree.write("cpu/" + dir + "/cpu.shares", "1024\n");
+      tree.write("cpu/" + dir + "/cpu.cfs_quota_us", "-1\n");
+      tree.write("cpuset/" + dir + "/cpuset.cpus", "0-7\n");
+      tree.write("memory/" + dir + "/memory.limit_in_bytes", "9223372036854771712\n");
+    }
+    tree.write("cpu/kubepods-other/cpu.shares", "1024\n");
+    tree.write("cpu/other/cpu.shares", "1024\n");
+    config.cgroupRoot = tree.path();
+    config.auditPath = tree.path("audit/executor.log");
+  }
+  ~Fixture() {
+    static SystemClock system;
+    Logger::setGlobal(std::cerr, system, 0);
+  }
+  Executor& executor() {
+    if (!exec) {
+      exec = std::make_unique<Executor>(config,
+                                        CgroupLayout(CgroupVersion::kV1, CgroupDriver::kCgroupfs),
+                                        KnobSupport::all(), clock, failures);
+      exec->onWrite([this](const char* status, double) { statuses.emplace_back(status); });
+    }
+    return *exec;
+  }
+  std::string file(const std::string& rel) {
+    auto text = readFile(tree.path(rel));
+    REQUIRE(text.ok());
+    return *text;
+  }
+  size_t logLines() const {
+    const std::string s = log.str();
+    return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+  }
+  std::vector<nlohmann::json> audit(const std::string& path = "") {
+    std::vector<nlohmann::json> out;
+    auto text = readFile(path.empty() ? config.auditPath : path);
+    if (!text) return out;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+  std::vector<std::string> auditPaths() {
+    std::vector<std::string> out;
+    for (const auto& e : audit()) {
+      out.push_back(fs::relative(e["path"].get<std::string>(), tree.path()).string() + "=" +
+                    e["new"].get<std::string>());
+    }
+    return out;
+  }
+
+  ManualClock clock;
+  std::ostringstream log;
+  FailureLog failures{clock};
+  test::TempTree tree;
+  ExecutorConfig config;
+  std::unique_ptr<Executor> exec;
+  std::vector<std::string> statuses;
+};
+
+CgroupWrite quota(const std::string& dir, int64_t q, const std::string& owner = "cpusuppress") {
+  return CgroupWrite{dir, Knob::kCpuQuota, KnobValue::of(q), owner};
+}
+CgroupWrite cpus(const std::string& dir, std::vector<int> c, const std::string& owner = "cpuset") {
+  return CgroupWrite{dir, Knob::kCpusetCpus, KnobValue::ofCpus(std::move(c)), owner};
+}
+CgroupWrite shares(const std::string& dir, int64_t s, const std::string& owner = "cpusuppress") {
+  return CgroupWrite{dir, Knob::kCpuShares, KnobValue::of(s), owner};
+}
+
+}  // namespace
+
+TEST_CASE("the executor refuses every directory outside the kubepods hierarchy", "[executor]") {
+  Fixture f;
+  const std::vector<std::string> bad = {"",
+                                        "other",
+                                        "kubepods-other",
+                                        "kubepods/../other",
+                                        "kubepods/besteffort/..",
+                                        "kubepods/./besteffort",
+                                        "kubepods//besteffort",
+                                        "/kubepods",
+                                        "kubepods/",
+                                        "kube"};
+  std::vector<CgroupWrite> writes;
+  for (const auto& dir : bad) writes.push_back(shares(dir, 2));
+  const ExecutorStats s = f.executor().apply(writes);
+  CHECK(s.refused == bad.size());
+  CHECK(s.written == 0);
+  CHECK(f.file("cpu/kubepods-other/cpu.shares") == "1024\n");
+  CHECK(f.file("cpu/other/cpu.shares") == "1024\n");
+  CHECK(f.file("cpu/kubepods/cpu.shares") == "1024\n");
+  CHECK(f.statuses.empty());  // nothing was attempted
+  const size_t lines = f.logLines();
+  CHECK(lines == bad.size());  // one line per directory...
+  f.executor().apply(writes);
+  CHECK(f.logLines() == lines);  // ...and not again
+  CHECK(f.executor().stats().refused == 2 * bad.size());
+  // The kubepods root itself and everything below it are fine.
+  CHECK(f.executor().apply({shares("kubepods", 2), shares(kCtr, 2)}).written == 2);
+}
+
+TEST_CASE("one owner per knob per cgroup: the first owner wins", "[executor]") {
+  Fixture f;
+  CHECK(f.executor().apply({shares(kPod, 512, "cpusuppress")}).written == 1);
+  const ExecutorStats s = f.executor().apply({shares(kPod, 100, "batchresource")});
+  CHECK(s.refused == 1);
+  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "512\n");
+  // Another knob of the same cgroup, or the same knob elsewhere, is free.
+  CHECK(f.executor().apply({quota(kPod, 50000, "batchresource")}).written == 1);
+  CHECK(f.executor().apply({shares(kCtr, 100, "batchresource")}).written == 1);
+  // The owner itself keeps writing.
+  CHECK(f.executor().apply({shares(kPod, 256, "cpusuppress")}).written == 1);
+}
+
+TEST_CASE("values are clamped into the knob's range before writing", "[executor]") {
+  Fixture f;
+  f.executor().apply({shares(kPod, 0), quota(kPod, 10),
+                      CgroupWrite{kPod, Knob::kMemoryLimit, KnobValue::of(-20), "memqos"}});
+  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "2\n");
+  CHECK(f.file("cpu/" + kPod + "/cpu.cfs_quota_us") == "1000\n");
+  CHECK(f.file("memory/" + kPod + "/memory.limit_in_bytes") == "0\n");
+}
+
+TEST_CASE("a file that already holds the value is not written", "[executor]") {
+  Fixture f;
+  // "-1" holds unlimited; the page-rounded LONG_MAX of memory.limit_in_bytes too.
+  const ExecutorStats s = f.executor().apply(
+      {quota(kPod, -1), cpus(kPod, {0, 1, 2, 3, 4, 5, 6, 7}),
+       CgroupWrite{kPod, Knob::kMemoryLimit, KnobValue::of(-1), "memqos"}, shares(kPod, 1024)});
+  CHECK(s.unchanged == 4);
+  CHECK(s.written == 0);
+  CHECK(f.audit().empty());
+  CHECK(f.statuses == std::vector<std::string>(4, "unchanged"));
+}
+
+TEST_CASE("an equal file is rewritten once per forceUpdate, a changed one at once", "[executor]") {
+  Fixture f;
+  f.config.forceUpdate = 60s;
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
+  f.clock.advance(59s);
+  CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
+  f.clock.advance(1s);  // 60 s since our write: due
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
+  // Someone changes it behind our back: repaired on the next apply, not 60 s later.
+  f.clock.advance(5s);
+  f.tree.write("cpu/" + kPod + "/cpu.shares", "2\n");
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "512\n");
+  // A file we never wrote but found equal starts its forced-rewrite clock then.
+  CHECK(f.executor().apply({shares(kCtr, 1024)}).unchanged == 1);
+  f.clock.advance(30s);
+  CHECK(f.executor().apply({shares(kCtr, 1024)}).unchanged == 1);
+  f.clock.advance(30s);
+  CHECK(f.executor().apply({shares(kCtr, 1024)}).written == 1);
+  CHECK(f.audit().size() == 4);
+}
+
+TEST_CASE("dry-run logs what it would write and writes nothing", "[executor]") {
+  Fixture f;
+  f.config.dryRun = true;
+  const ExecutorStats s = f.executor().apply({shares(kPod, 512), quota(kPod, 20000)});
+  CHECK(s.written == 2);
+  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "1024\n");
+  CHECK(f.file("cpu/" + kPod + "/cpu.cfs_quota_us") == "-1\n");
+  CHECK_THAT(f.log.str(), Catch::Matchers::Contains("dry-run: would write 512 to " +
+                                                    f.tree.path("cpu/" + kPod + "/cpu.shares") +
+                                                    " (was 1024) for cpusuppress"));
+  const auto events = f.audit();
+  REQUIRE(events.size() == 2);
+  CHECK(events[0]["dryRun"] == true);
+}
+
+TEST_CASE("every change is one JSON line in the audit log", "[executor][audit]") {
+  Fixture f;
+  f.executor().apply({shares(kPod, 512, "cpu\"suppress")});
+  const auto events = f.audit();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["ts"] == "2023-11-14T22:13:20.000Z");
+  CHECK(events[0]["path"] == f.tree.path("cpu/" + kPod + "/cpu.shares"));
+  CHECK(events[0]["old"] == "1024");
+  CHECK(events[0]["new"] == "512");
+  CHECK(events[0]["owner"] == "cpu\"suppress");
+  CHECK(events[0]["dryRun"] == false);
+}
+
+TEST_CASE("the audit log rotates and stays within twice its bound", "[executor][audit]") {
+  Fixture f;
+  f.config.auditMaxBytes = 1000;
+  for (int i = 0; i < 100; ++i) f.executor().apply({shares(kPod, 100 + i)});
+  CHECK(f.executor().stats().written == 100);
+  const auto size = fs::file_size(f.config.auditPath);
+  const auto old = fs::file_size(f.config.auditPath + ".1");
+  CHECK(size <= 1000);
+  CHECK(old <= 1000);
+  CHECK(old > 500);
+  // The newest event is last in the current file.
+  CHECK(f.audit().back()["new"] == "199");
+  CHECK(!f.audit(f.config.auditPath + ".1").empty());
+  CHECK_FALSE(fs::exists(f.config.auditPath + ".2"));
+}
+
+TEST_CASE("a vanished cgroup is counted and not logged", "[executor]") {
+  Fixture f;
+  const ExecutorStats s =
+      f.executor().apply({shares("kubepods/besteffort/podgone", 2), quota(kPod + "/gone", 1000)});
+  CHECK(s.vanished == 2);
+  CHECK(f.logLines() == 0);
+  CHECK(f.statuses == std::vector<std::string>{"vanished", "vanished"});
+}
+
+TEST_CASE("an unsupported knob is counted, not written, and logged once", "[executor]") {
+  Fixture f;
+  KnobSupport support = KnobSupport::all();
+  support.set(Knob::kCpuBurst, false);
+  Executor exec(f.config, CgroupLayout(CgroupVersion::kV1, CgroupDriver::kCgroupfs), support,
+                f.clock, f.failures);
+  const CgroupWrite burst{kPod, Knob::kCpuBurst, KnobValue::of(1000), "cpuburst"};
+  CHECK(exec.apply({burst, burst}).unsupported == 2);
+  CHECK(
+      exec.apply({CgroupWrite{kCtr, Knob::kCpuBurst, KnobValue::of(1), "cpuburst"}}).unsupported ==
+      1);
+  CHECK(f.logLines() == 1);
+  CHECK_FALSE(fs::exists(f.tree.path("cpu/" + kPod + "/cpu.cfs_burst_us")));
+}
+
+TEST_CASE("a write error is counted and logged once per path until it recovers", "[executor]") {
+  Fixture f;
+  // A directory where the file should be: open(O_WRONLY) fails with EISDIR.
+  fs::remove(f.tree.path("cpu/" + kPod + "/cpu.shares"));
+  fs::create_directories(f.tree.path("cpu/" + kPod + "/cpu.shares"));
+  CHECK(f.executor().apply({shares(kPod, 512)}).failed == 1);
+  CHECK(f.executor().apply({shares(kPod, 512)}).failed == 1);
+  CHECK(f.logLines() == 1);
+  fs::remove(f.tree.path("cpu/" + kPod + "/cpu.shares"));
+  f.tree.write("cpu/" + kPod + "/cpu.shares", "1024\n");
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  CHECK_THAT(f.log.str(), Catch::Matchers::Contains("recovered"));
+  CHECK(f.executor().stats().failed == 2);
+}
+
+TEST_CASE("hierarchical decreases go child-first and increases parent-first", "[executor]") {
+  Fixture f;
+  for (const std::string& dir : std::vector<std::string>{"kubepods/besteffort", kPod, kCtr})
+    f.tree.write("cpu/" + dir + "/cpu.cfs_quota_us", "200000\n");
+  SECTION("a decrease asked parent-first is written child-first") {
+    f.executor().apply({quota("kubepods/besteffort", 100000), quota(kPod, 50000), shares(kPod, 2),
+                        quota(kCtr, 40000)});
+    CHECK(f.auditPaths() ==
+          std::vector<std::string>{"cpu/" + kPod + "/cpu.shares=2",
+                                   "cpu/" + kCtr + "/cpu.cfs_quota_us=40000",
+                                   "cpu/" + kPod + "/cpu.cfs_quota_us=50000",
+                                   "cpu/kubepods/besteffort/cpu.cfs_quota_us=100000"});
+  }
+  SECTION("an increase asked child-first is written parent-first, unlimited being largest") {
+    f.executor().apply({quota(kCtr, 300000), quota(kPod, -1), quota("kubepods/besteffort", -1)});
+    CHECK(f.auditPaths() == std::vector<std::string>{"cpu/kubepods/besteffort/cpu.cfs_quota_us=-1",
+                                                     "cpu/" + kPod + "/cpu.cfs_quota_us=-1",
+                                                     "cpu/" + kCtr + "/cpu.cfs_quota_us=300000"});
+  }
+  SECTION("a mixed batch shrinks first, deepest first, then grows, shallowest first") {
+    f.executor().apply({quota("kubepods/besteffort", 400000), quota(kCtr, 100000)});
+    CHECK(f.auditPaths() ==
+          std::vector<std::string>{"cpu/" + kCtr + "/cpu.cfs_quota_us=100000",
+                                   "cpu/kubepods/besteffort/cpu.cfs_quota_us=400000"});
+  }
+}
+
+TEST_CASE("a cpu list that is neither a subset nor a superset grows to the union first",
+          "[executor]") {
+  Fixture f;
+  f.tree.write("cpuset/" + kPod + "/cpuset.cpus", "0-3\n");
+  f.tree.write("cpuset/" + kCtr + "/cpuset.cpus", "0-3\n");
+  // Move pod and container from 0-3 to 2-5: neither contains the other.
+  const ExecutorStats s = f.executor().apply({cpus(kCtr, {2, 3, 4, 5}), cpus(kPod, {2, 3, 4, 5})});
+  CHECK(s.written == 4);
+  CHECK(f.auditPaths() == std::vector<std::string>{"cpuset/" + kPod + "/cpuset.cpus=0-5",
+                                                   "cpuset/" + kCtr + "/cpuset.cpus=0-5",
+                                                   "cpuset/" + kCtr + "/cpuset.cpus=2-5",
+                                                   "cpuset/" + kPod + "/cpuset.cpus=2-5"});
+  CHECK(f.audit()[2]["old"] == "0-5");
+  CHECK(f.file("cpuset/" + kPod + "/cpuset.cpus") == "2-5\n");
+  // A shrink goes child-first, a grow parent-first.
+  f.executor().apply({cpus(kPod, {2}), cpus(kCtr, {2})});
+  f.executor().apply({cpus(kCtr, {0, 1, 2}), cpus(kPod, {0, 1, 2})});
+  const auto paths = f.auditPaths();
+  REQUIRE(paths.size() == 8);
+  CHECK(paths[4] == "cpuset/" + kCtr + "/cpuset.cpus=2");
+  CHECK(paths[5] == "cpuset/" + kPod + "/cpuset.cpus=2");
+  CHECK(paths[6] == "cpuset/" + kPod + "/cpuset.cpus=0-2");
+  CHECK(paths[7] == "cpuset/" + kCtr + "/cpuset.cpus=0-2");
+}
+
+TEST_CASE("the observer sees every attempted write with its status", "[executor]") {
+  Fixture f;
+  f.executor().apply(
+      {shares(kPod, 512), shares(kCtr, 1024), shares(kPod + "/gone", 2), shares("other", 2)});
+  CHECK(f.statuses == std::vector<std::string>{"unchanged", "vanished", "succeeded"});
+}

@@ -1,0 +1,276 @@
+// The executor against this machine's real cgroup v1 kernel, in a private
+// kubepods-like subtree under /sys/fs/cgroup/{cpu,cpuset}/: the kernel's own
+// parent-bounds-child checks prove the write order matters (and that the executor
+// gets it right), and its EINVAL is counted and logged once. Needs root and the
+// v1 cpu and cpuset controllers; skips visibly without them (a failure under
+// KOORDLET_REQUIRE_ALL=1, as in CI).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agent/read_file.h"
+#include "cgroupfs/executor.h"
+#include "tests/support/skip.h"
+
+using namespace koord;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCgroupRoot = "/sys/fs/cgroup";
+const char* const kControllers[] = {"cpu", "cpuset"};
+
+// Why this machine cannot run the test, or "" when it can.
+std::string unavailableReason() {
+  if (::geteuid() != 0) return "not root: cannot create cgroups";
+  if (!fs::exists(kCgroupRoot + "/cpu/cpu.cfs_quota_us")) return "no cgroup v1 cpu controller";
+  if (!fs::exists(kCgroupRoot + "/cpuset/cpuset.cpus")) return "no cgroup v1 cpuset controller";
+  return "";
+}
+
+// Writes value the way the shell does; returns errno, 0 on success.
+int rawWrite(const std::string& path, const std::string& value) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const ssize_t n = ::write(fd, value.data(), value.size());
+  const int err = n < 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
+std::string readTrimmed(const std::string& path) {
+  auto text = readFile(path);
+  REQUIRE(text.ok());
+  std::string s = *text;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// koordlet-exec-<pid>-<rand>/kubepods/besteffort/pod<uid>/<cid> in cpu and cpuset,
+// removed deepest first when the test ends, passed or not.
+class KernelTree {
+ public:
+  KernelTree() {
+    std::random_device rd;
+    prefix_ = "koordlet-exec-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 100000);
+    kube_ = prefix_ + "/kubepods";
+    be_ = kube_ + "/besteffort";
+    pod_ = be_ + "/pod0d1c2b3a-0000-4000-8000-000000000001";
+    ctr_ = pod_ + "/c0ffee";
+    // A failed REQUIRE throws out of the constructor, where no destructor runs:
+    // remove what was made before passing it on.
+    try {
+      create();
+    } catch (...) {
+      removeAll();
+      throw;
+    }
+  }
+  ~KernelTree() { removeAll(); }
+  KernelTree(const KernelTree&) = delete;
+  KernelTree& operator=(const KernelTree&) = delete;
+
+  CgroupLayout layout() const {
+    return CgroupLayout(CgroupVersion::kV1, CgroupDriver::kCgroupfs, prefix_);
+  }
+  std::string file(const char* controller, const std::string& dir, const char* f) const {
+    return kCgroupRoot + "/" + controller + "/" + dir + "/" + f;
+  }
+  const std::string& pod() const { return pod_; }
+  const std::string& ctr() const { return ctr_; }
+
+ private:
+  void create() {
+    for (const std::string& dir : {prefix_, kube_, be_, pod_, ctr_}) {
+      for (const char* c : kControllers) {
+        const std::string path = kCgroupRoot + "/" + c + "/" + dir;
+        if (::mkdir(path.c_str(), 0755) != 0) FAIL("mkdir " << path << ": " << errno);
+        created_.push_back(path);
+        // A new cpuset is empty and nothing can join it or bound a child until it
+        // has CPUs and memory nodes: copy the parent's, top-down.
+        if (std::string(c) == "cpuset") {
+          const std::string parent = fs::path(path).parent_path().string();
+          for (const char* f : {"cpuset.cpus", "cpuset.mems"}) {
+            REQUIRE(rawWrite(path + "/" + f, readTrimmed(parent + "/" + f)) == 0);
+          }
+        }
+      }
+    }
+  }
+  // Deepest first: rmdir only removes an empty cgroup.
+  void removeAll() {
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) ::rmdir(it->c_str());
+    created_.clear();
+  }
+
+  std::string prefix_, kube_, be_, pod_, ctr_;
+  std::vector<std::string> created_;  // in creation order
+};
+
+struct Harness {
+  Harness() { Logger::setGlobal(log, clock, 0); }
+  ~Harness() {
+    static SystemClock system;
+    Logger::setGlobal(std::cerr, system, 0);
+  }
+  Executor make(const KernelTree& tree) {
+    ExecutorConfig config;
+    config.cgroupRoot = kCgroupRoot;
+    config.forceUpdate = 60s;
+    return Executor(config, tree.layout(), KnobSupport::probe(kCgroupRoot, tree.layout()), clock,
+                    failures);
+  }
+  size_t logLines() const {
+    const std::string s = log.str();
+    return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+  }
+  ManualClock clock;
+  std::ostringstream log;
+  FailureLog failures{clock};
+};
+
+CgroupWrite quota(const std::string& dir, int64_t q) {
+  return CgroupWrite{dir, Knob::kCpuQuota, KnobValue::of(q), "test"};
+}
+CgroupWrite cpus(const std::string& dir, std::vector<int> c) {
+  return CgroupWrite{dir, Knob::kCpusetCpus, KnobValue::ofCpus(std::move(c)), "test"};
+}
+
+#define REQUIRE_KERNEL()                         \
+  do {                                           \
+    const std::string why = unavailableReason(); \
+    if (!why.empty()) KOORDLET_SKIP(why);        \
+  } while (0)
+
+}  // namespace
+
+TEST_CASE("the kernel refuses a parent quota below its child's, and the executor orders around it",
+          "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  Executor exec = h.make(tree);
+  const std::string podQuota = tree.file("cpu", tree.pod(), "cpu.cfs_quota_us");
+  const std::string ctrQuota = tree.file("cpu", tree.ctr(), "cpu.cfs_quota_us");
+  REQUIRE(rawWrite(podQuota, "200000") == 0);
+  REQUIRE(rawWrite(ctrQuota, "150000") == 0);
+
+  // A decrease asked parent-first succeeds: the child is written first.
+  ExecutorStats s = exec.apply({quota(tree.pod(), 50000), quota(tree.ctr(), 40000)});
+  CHECK(s.written == 2);
+  CHECK(s.invalid == 0);
+  CHECK(readTrimmed(podQuota) == "50000");
+  CHECK(readTrimmed(ctrQuota) == "40000");
+  // The kernel enforces it: the parent below its child is EINVAL.
+  CHECK(rawWrite(podQuota, "30000") == EINVAL);
+
+  // An increase asked child-first succeeds: the parent is written first...
+  s = exec.apply({quota(tree.ctr(), 300000), quota(tree.pod(), 400000)});
+  CHECK(s.written == 2);
+  CHECK(s.invalid == 0);
+  CHECK(readTrimmed(podQuota) == "400000");
+  CHECK(readTrimmed(ctrQuota) == "300000");
+  // ...and a child above its parent is EINVAL.
+  CHECK(rawWrite(ctrQuota, "500000") == EINVAL);
+
+  // Unlimited is the largest of all: the parent goes first.
+  s = exec.apply({quota(tree.ctr(), -1), quota(tree.pod(), -1)});
+  CHECK(s.written == 2);
+  CHECK(readTrimmed(ctrQuota) == "-1");
+}
+
+TEST_CASE("on the kernel an identical apply writes nothing until forceUpdate has passed",
+          "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  Executor exec = h.make(tree);
+  const std::vector<CgroupWrite> batch = {quota(tree.pod(), 80000), quota(tree.ctr(), 60000)};
+  CHECK(exec.apply(batch).written == 2);
+  ExecutorStats s = exec.apply(batch);
+  CHECK(s.written == 0);
+  CHECK(s.unchanged == 2);
+  CHECK(exec.stats().unchanged == 2);
+  h.clock.advance(59s);
+  CHECK(exec.apply(batch).unchanged == 2);
+  h.clock.advance(1s);
+  s = exec.apply(batch);
+  CHECK(s.written == 2);
+  CHECK(s.invalid == 0);
+  CHECK(readTrimmed(tree.file("cpu", tree.ctr(), "cpu.cfs_quota_us")) == "60000");
+}
+
+TEST_CASE("on the kernel cpu.cfs_burst_us is written where it exists", "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  const std::string burst = tree.file("cpu", tree.ctr(), "cpu.cfs_burst_us");
+  if (!fs::exists(burst)) KOORDLET_SKIP("no cpu.cfs_burst_us: kernel before 5.14");
+  Executor exec = h.make(tree);
+  const ExecutorStats s =
+      exec.apply({quota(tree.ctr(), 100000),
+                  CgroupWrite{tree.ctr(), Knob::kCpuBurst, KnobValue::of(50000), "test"}});
+  CHECK(s.written == 2);
+  CHECK(readTrimmed(burst) == "50000");
+}
+
+TEST_CASE(
+    "on the kernel cpuset.cpus shrinks child-first, grows parent-first, and moves via "
+    "the union",
+    "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  const std::string podCpus = tree.file("cpuset", tree.pod(), "cpuset.cpus");
+  const std::string ctrCpus = tree.file("cpuset", tree.ctr(), "cpuset.cpus");
+  auto all = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, readTrimmed(podCpus) + "\n");
+  REQUIRE(all.ok());
+  if (all->cpus.size() < 2) KOORDLET_SKIP("fewer than 2 CPUs in the root cpuset");
+  const int a = all->cpus[0];
+  const int b = all->cpus[1];
+  Executor exec = h.make(tree);
+
+  ExecutorStats s = exec.apply({cpus(tree.pod(), {a}), cpus(tree.ctr(), {a})});
+  CHECK(s.written == 2);
+  CHECK(s.failed + s.invalid == 0);
+  CHECK(readTrimmed(podCpus) == std::to_string(a));
+  // A parent that would no longer hold its child's CPUs is refused by the kernel.
+  CHECK(rawWrite(podCpus, std::to_string(b)) != 0);
+
+  // Neither subset nor superset: a -> b via the union.
+  s = exec.apply({cpus(tree.ctr(), {b}), cpus(tree.pod(), {b})});
+  CHECK(s.written == 4);
+  CHECK(s.failed + s.invalid == 0);
+  CHECK(readTrimmed(podCpus) == std::to_string(b));
+  CHECK(readTrimmed(ctrCpus) == std::to_string(b));
+
+  s = exec.apply({cpus(tree.ctr(), all->cpus), cpus(tree.pod(), all->cpus)});
+  CHECK(s.written == 2);
+  CHECK(s.failed + s.invalid == 0);
+  CHECK(readTrimmed(ctrCpus) == renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *all));
+}
+
+TEST_CASE("on the kernel EINVAL is counted every time and logged once", "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  Executor exec = h.make(tree);
+  CHECK(exec.apply({quota(tree.pod(), 100000)}).written == 1);
+  // A child above its parent, the parent not in the batch: the kernel says EINVAL.
+  CHECK(exec.apply({quota(tree.ctr(), 200000)}).invalid == 1);
+  CHECK(exec.apply({quota(tree.ctr(), 200000)}).invalid == 1);
+  CHECK(exec.stats().invalid == 2);
+  CHECK(h.logLines() == 1);
+  CHECK(readTrimmed(tree.file("cpu", tree.ctr(), "cpu.cfs_quota_us")) == "-1");
+}

@@ -1,0 +1,224 @@
+// Tests for cgroupfs/knob: the v1/v2 table, clamping, rendering, parsing of real
+// file texts (captures under tests/fixtures/cgroup) and the support probe on
+// throw-away trees shaped like a 5.14+ kernel and a 4.19 one.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "agent/read_file.h"
+#include "cgroupfs/knob.h"
+#include "tests/support/temp_tree.h"
+
+using namespace koord;
+
+namespace {
+
+constexpr CgroupVersion kV1 = CgroupVersion::kV1;
+constexpr CgroupVersion kV2 = CgroupVersion::kV2;
+
+std::string fixture(const std::string& rel) {
+  auto text = readFile(test::fixturePath(rel));
+  REQUIRE(text.ok());
+  return *text;
+}
+
+int64_t parsedNumber(Knob knob, CgroupVersion version, std::string_view text) {
+  auto v = parseKnob(knob, version, text);
+  INFO(text);
+  REQUIRE(v.ok());
+  return v->number;
+}
+
+const std::string kEksContainer =
+    "v1/elastic-amzn2-eks-node/sys/fs/cgroup/{}/kubepods.slice/kubepods-burstable.slice/"
+    "kubepods-burstable-pod7a96c459_d529_44ae_9f99_90d3798d6426.slice/"
+    "cri-containerd-1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496.scope/";
+
+std::string eksFile(const std::string& controller, const std::string& file) {
+  std::string path = kEksContainer;
+  path.replace(path.find("{}"), 2, controller);
+  return "cgroup/" + path + file;
+}
+
+}  // namespace
+
+TEST_CASE("the knob table names the v1 and v2 files of every knob", "[knob]") {
+  CHECK(std::string(knobSpec(Knob::kCpuShares).v1File) == "cpu.shares");
+  CHECK(std::string(knobSpec(Knob::kCpuShares).v2File) == "cpu.weight");
+  CHECK(std::string(knobSpec(Knob::kCpuQuota).v1File) == "cpu.cfs_quota_us");
+  CHECK(std::string(knobSpec(Knob::kCpuQuota).v2File) == "cpu.max");
+  CHECK(std::string(knobSpec(Knob::kCpuBurst).v1File) == "cpu.cfs_burst_us");
+  CHECK(std::string(knobSpec(Knob::kCpuBurst).v2File) == "cpu.max.burst");
+  CHECK(std::string(knobSpec(Knob::kCpusetCpus).v1Subsystem) == "cpuset");
+  CHECK(std::string(knobSpec(Knob::kMemoryLimit).v1File) == "memory.limit_in_bytes");
+  CHECK(std::string(knobSpec(Knob::kMemoryLimit).v2File) == "memory.max");
+  CHECK(std::string(knobSpec(Knob::kMemoryHigh).v2File) == "memory.high");
+  for (size_t i = 0; i < kKnobCount; ++i) {
+    CHECK(static_cast<size_t>(knobSpec(static_cast<Knob>(i)).knob) == i);
+  }
+  CHECK(knobSpec(Knob::kCpuQuota).hierarchical);
+  CHECK(knobSpec(Knob::kCpusetCpus).hierarchical);
+  CHECK_FALSE(knobSpec(Knob::kCpuShares).hierarchical);
+}
+
+TEST_CASE("clamping keeps every number inside the range the kernel accepts", "[knob]") {
+  CHECK(clampKnob(Knob::kCpuShares, KnobValue::of(0)).number == 2);
+  CHECK(clampKnob(Knob::kCpuShares, KnobValue::of(1'000'000)).number == 262144);
+  CHECK(clampKnob(Knob::kCpuShares, KnobValue::of(1024)).number == 1024);
+  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(-1)).number == -1);
+  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(500)).number == 1000);
+  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(-5)).number == 1000);
+  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(int64_t{1} << 50)).number ==
+        (int64_t{1} << 44) - 1);
+  CHECK(clampKnob(Knob::kCpuBurst, KnobValue::of(-1)).number == 0);
+  CHECK(clampKnob(Knob::kCpuBurst, KnobValue::of(200'000'000)).number == 100'000'000);
+  CHECK(clampKnob(Knob::kMemoryLimit, KnobValue::of(-1)).number == -1);
+  CHECK(clampKnob(Knob::kMemoryLimit, KnobValue::of(-7)).number == 0);
+  CHECK(clampKnob(Knob::kMemoryMin, KnobValue::of(-1)).number == 0);
+  CHECK(clampKnob(Knob::kMemoryHigh, KnobValue::of(-1)).number == -1);
+  const KnobValue cpus = KnobValue::ofCpus({3, 1, 1, 2});
+  CHECK(cpus.cpus == std::vector<int>{1, 2, 3});
+  CHECK(clampKnob(Knob::kCpusetCpus, cpus) == cpus);
+}
+
+TEST_CASE("shares become a cpu.weight on v2 by koordlet's formula", "[knob]") {
+  CHECK(renderKnob(Knob::kCpuShares, kV1, KnobValue::of(1024)) == "1024");
+  CHECK(renderKnob(Knob::kCpuShares, kV2, KnobValue::of(2)) == "1");
+  CHECK(renderKnob(Knob::kCpuShares, kV2, KnobValue::of(262144)) == "10000");
+  // 1 + (1024 - 2) * 9999 / 262142 = 39
+  CHECK(renderKnob(Knob::kCpuShares, kV2, KnobValue::of(1024)) == "39");
+  // Reading a weight back gives shares that render to the same weight.
+  for (int64_t s : {2, 100, 1024, 5000, 262144}) {
+    const std::string w = renderKnob(Knob::kCpuShares, kV2, KnobValue::of(s));
+    const int64_t back = parsedNumber(Knob::kCpuShares, kV2, w + "\n");
+    CHECK(renderKnob(Knob::kCpuShares, kV2, KnobValue::of(back)) == w);
+  }
+}
+
+TEST_CASE("unlimited renders as -1 on v1 and max on v2", "[knob]") {
+  CHECK(renderKnob(Knob::kCpuQuota, kV1, KnobValue::of(-1)) == "-1");
+  CHECK(renderKnob(Knob::kCpuQuota, kV2, KnobValue::of(-1)) == "max");
+  CHECK(renderKnob(Knob::kCpuQuota, kV1, KnobValue::of(50000)) == "50000");
+  // cpu.max gets the quota alone: the kernel keeps the period.
+  CHECK(renderKnob(Knob::kCpuQuota, kV2, KnobValue::of(50000)) == "50000");
+  CHECK(renderKnob(Knob::kMemoryLimit, kV1, KnobValue::of(-1)) == "-1");
+  CHECK(renderKnob(Knob::kMemoryLimit, kV2, KnobValue::of(-1)) == "max");
+  CHECK(renderKnob(Knob::kMemoryLimit, kV2, KnobValue::of(1 << 20)) == "1048576");
+  CHECK(renderKnob(Knob::kMemoryHigh, kV2, KnobValue::of(-1)) == "max");
+  CHECK(renderKnob(Knob::kMemoryMin, kV2, KnobValue::of(4096)) == "4096");
+  CHECK(renderKnob(Knob::kCpuBurst, kV2, KnobValue::of(0)) == "0");
+}
+
+TEST_CASE("cpu lists render as the kernel prints them", "[knob]") {
+  CHECK(renderKnob(Knob::kCpusetCpus, kV1, KnobValue::ofCpus({0, 1, 2, 3})) == "0-3");
+  CHECK(renderKnob(Knob::kCpusetCpus, kV1, KnobValue::ofCpus({0, 2, 3, 4, 8, 10, 11})) ==
+        "0,2-4,8,10-11");
+  CHECK(renderKnob(Knob::kCpusetCpus, kV2, KnobValue::ofCpus({5})) == "5");
+  CHECK(renderKnob(Knob::kCpusetCpus, kV1, KnobValue::ofCpus({})).empty());
+}
+
+TEST_CASE("parsing compares values, not spellings", "[knob]") {
+  CHECK(parsedNumber(Knob::kCpuQuota, kV1, "-1\n") == -1);
+  CHECK(parsedNumber(Knob::kCpuQuota, kV1, "150000\n") == 150000);
+  CHECK(parsedNumber(Knob::kCpuQuota, kV2, "max 100000\n") == -1);
+  CHECK(parsedNumber(Knob::kCpuQuota, kV2, "50000 100000\n") == 50000);
+  CHECK(parsedNumber(Knob::kMemoryLimit, kV1, "9223372036854771712\n") == -1);
+  CHECK(parsedNumber(Knob::kMemoryLimit, kV1, "4611686018427387904\n") == -1);  // 2^62
+  CHECK(parsedNumber(Knob::kMemoryLimit, kV1, "4611686018427387903\n") == 4611686018427387903);
+  CHECK(parsedNumber(Knob::kMemoryLimit, kV2, "max\n") == -1);
+  CHECK(parsedNumber(Knob::kMemoryLimit, kV2, "1073741824\n") == 1073741824);
+  CHECK(parsedNumber(Knob::kMemoryHigh, kV2, "max\n") == -1);
+  CHECK(parsedNumber(Knob::kMemoryLow, kV2, "0\n") == 0);
+  CHECK(parsedNumber(Knob::kMemoryMin, kV2, "max\n") == knobSpec(Knob::kMemoryMin).max);
+  CHECK(parsedNumber(Knob::kCpuBurst, kV1, "0\n") == 0);
+  CHECK(parsedNumber(Knob::kCpuShares, kV1, "1024\n") == 1024);
+  auto cpus = parseKnob(Knob::kCpusetCpus, kV1, "0-1,3\n");
+  REQUIRE(cpus.ok());
+  CHECK(*cpus == KnobValue::ofCpus({0, 1, 3}));
+  CHECK(*cpus == *parseKnob(Knob::kCpusetCpus, kV1, "0,1,3\n"));
+}
+
+TEST_CASE("garbage and truncated files are errors, not values", "[knob]") {
+  CHECK_FALSE(parseKnob(Knob::kCpuQuota, kV1, "").ok());
+  CHECK_FALSE(parseKnob(Knob::kCpuQuota, kV1, "abc\n").ok());
+  CHECK_FALSE(parseKnob(Knob::kCpuQuota, kV2, "asdf 100000\n").ok());
+  CHECK_FALSE(parseKnob(Knob::kMemoryLimit, kV2, "max").ok());
+  CHECK_FALSE(parseKnob(Knob::kCpusetCpus, kV1, "3-1\n").ok());
+  CHECK_FALSE(parseKnob(Knob::kCpuShares, kV1, "1024 7\n").ok());
+}
+
+TEST_CASE("real cgroup files parse into v1 units", "[knob][fixtures]") {
+  CHECK(parsedNumber(Knob::kCpuQuota, kV1, fixture(eksFile("cpu,cpuacct", "cpu.cfs_quota_us"))) ==
+        -1);
+  auto cpus = parseKnob(Knob::kCpusetCpus, kV1, fixture(eksFile("cpuset", "cpuset.cpus")));
+  REQUIRE(cpus.ok());
+  CHECK(*cpus == KnobValue::ofCpus({0, 1, 2, 3, 4, 5, 6, 7}));
+  CHECK(parsedNumber(Knob::kCpuQuota, kV1,
+                     fixture("cgroup/quota-edge-cases/automaxprocs/cpu/cpu.cfs_quota_us")) ==
+        600000);
+  CHECK(parsedNumber(Knob::kCpuQuota, kV2, fixture("cgroup/v2/telegraf/cpu.max")) == 4800000);
+  CHECK(parsedNumber(Knob::kCpuQuota, kV2,
+                     fixture("cgroup/v2/elastic-session-scope/sys/fs/cgroup/user.slice/"
+                             "user-1000.slice/session-520.scope/cpu.max")) == -1);
+  auto empty = parseKnob(Knob::kCpusetCpus, kV2, fixture("cgroup/v2/telegraf/cpuset.cpus"));
+  REQUIRE(empty.ok());
+  CHECK(empty->cpus.empty());
+  CHECK_FALSE(parseKnob(Knob::kCpuQuota, kV1,
+                        fixture("cgroup/quota-edge-cases/automaxprocs/invalid/cpu.cfs_quota_us"))
+                  .ok());
+}
+
+TEST_CASE("the probe finds burst and memory protection only where the kernel has them",
+          "[knob][probe]") {
+  const CgroupLayout layout(kV1, CgroupDriver::kCgroupfs);
+  SECTION("a 5.14+ v1 tree has cpu.cfs_burst_us") {
+    test::TempTree tree({{"cpu/kubepods/cpu.shares", "1024\n"},
+                         {"cpu/kubepods/cpu.cfs_quota_us", "-1\n"},
+                         {"cpu/kubepods/cpu.cfs_burst_us", "0\n"},
+                         {"cpuset/kubepods/cpuset.cpus", "0-3\n"},
+                         {"memory/kubepods/memory.limit_in_bytes", "9223372036854771712\n"}});
+    const KnobSupport s = KnobSupport::probe(tree.path(), layout);
+    CHECK(s.has(Knob::kCpuShares));
+    CHECK(s.has(Knob::kCpuQuota));
+    CHECK(s.has(Knob::kCpuBurst));
+    CHECK(s.has(Knob::kCpusetCpus));
+    CHECK(s.has(Knob::kMemoryLimit));
+    CHECK_FALSE(s.has(Knob::kMemoryMin));
+    CHECK_FALSE(s.has(Knob::kMemoryHigh));
+  }
+  SECTION("a 4.19-like v1 tree lacks burst and memory.min") {
+    test::TempTree tree({{"cpu/kubepods/cpu.shares", "1024\n"},
+                         {"cpu/kubepods/cpu.cfs_quota_us", "-1\n"},
+                         {"memory/kubepods/memory.limit_in_bytes", "9223372036854771712\n"}});
+    const KnobSupport s = KnobSupport::probe(tree.path(), layout);
+    CHECK(s.has(Knob::kCpuQuota));
+    CHECK_FALSE(s.has(Knob::kCpuBurst));
+    CHECK_FALSE(s.has(Knob::kMemoryMin));
+    CHECK_FALSE(s.has(Knob::kCpusetCpus));
+  }
+  SECTION("an Anolis v1 tree has memory.min/low/high") {
+    test::TempTree tree({{"memory/kubepods/memory.min", "0\n"},
+                         {"memory/kubepods/memory.low", "0\n"},
+                         {"memory/kubepods/memory.high", "max\n"}});
+    const KnobSupport s = KnobSupport::probe(tree.path(), layout);
+    CHECK(s.has(Knob::kMemoryMin));
+    CHECK(s.has(Knob::kMemoryLow));
+    CHECK(s.has(Knob::kMemoryHigh));
+  }
+  SECTION("a v2 tree with a prefix probes the v2 names under the kubepods root") {
+    const CgroupLayout v2(kV2, CgroupDriver::kSystemd, "test");
+    test::TempTree tree({{"test/kubepods.slice/cpu.weight", "100\n"},
+                         {"test/kubepods.slice/cpu.max", "max 100000\n"},
+                         {"test/kubepods.slice/memory.min", "0\n"},
+                         {"cpu.max.burst", "0\n"}});  // at the root only: not ours
+    const KnobSupport s = KnobSupport::probe(tree.path(), v2);
+    CHECK(s.has(Knob::kCpuShares));
+    CHECK(s.has(Knob::kCpuQuota));
+    CHECK(s.has(Knob::kMemoryMin));
+    CHECK_FALSE(s.has(Knob::kCpuBurst));
+    CHECK_FALSE(s.has(Knob::kMemoryLimit));
+  }
+  const KnobSupport all = KnobSupport::all();
+  for (size_t i = 0; i < kKnobCount; ++i) CHECK(all.has(static_cast<Knob>(i)));
+}
