@@ -536,15 +536,10 @@ void FlagSet::notImplemented(std::string name, FlagType type, std::string defaul
 
 void FlagSet::notImplementedFunc(std::string name, std::string typeName, std::string defaultText,
                                  std::string help, Setter validate, bool isBool) {
-  Flag f;
-  f.typeName = isBool ? "" : std::move(typeName);
-  f.defaultText = std::move(defaultText);
-  f.zeroText = isBool ? "false" : "";
-  f.help = std::move(help);
-  f.isBool = isBool;
-  f.notImplemented = true;
-  f.set = std::move(validate);
-  add(std::move(name), std::move(f));
+  const std::string key = name;
+  funcVar(std::move(name), std::move(typeName), std::move(defaultText), std::move(help),
+          std::move(validate), isBool);
+  flags_.find(key)->second.notImplemented = true;
 }
 
 Status FlagSet::parse(const std::vector<std::string>& args) {

@@ -21,19 +21,19 @@ namespace koord {
 
 // One "cpu" / "cpuN" line of /proc/stat, in clock ticks (USER_HZ).
 struct CpuTimes {
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
-           steal = 0, guest = 0, guestNice = 0;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0,
+           guest = 0, guestNice = 0;
   // koordlet's busy time: user + nice + system + irq + softirq.
   uint64_t busy() const { return user + nice + system + irq + softirq; }
 };
 
 struct ProcStat {
-  CpuTimes total;                // the aggregate "cpu" line
-  std::vector<int> cpuIds;       // N of each "cpuN" line, in file order
-  std::vector<CpuTimes> perCpu;  // parallel to cpuIds
-  uint64_t bootTimeSeconds = 0;  // btime
-  uint64_t contextSwitches = 0;  // ctxt
-  uint64_t processesCreated = 0; // processes
+  CpuTimes total;                 // the aggregate "cpu" line
+  std::vector<int> cpuIds;        // N of each "cpuN" line, in file order
+  std::vector<CpuTimes> perCpu;   // parallel to cpuIds
+  uint64_t bootTimeSeconds = 0;   // btime
+  uint64_t contextSwitches = 0;   // ctxt
+  uint64_t processesCreated = 0;  // processes
   uint64_t procsRunning = 0;
   uint64_t procsBlocked = 0;
 };
