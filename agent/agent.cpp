@@ -1,7 +1,6 @@
 #include "agent/agent.h"
 
 #include <csignal>
-#include <filesystem>
 #include <sstream>
 #include <unordered_set>
 
@@ -76,21 +75,15 @@ Status Agent::start() {
     if (!text) return makeError("--config: " + text.error().message);
   }
 
-  // Running on a host whose cgroups are not where --cgroup-root-dir says (no
-  // unified root file, no cpu controller dir): ask libcgroup where they are.
-  {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const auto& root = opts_.paths.cgroupRoot;
-    if (!fs::exists(HostPaths::join(root, "cgroup.controllers"), ec) &&
-        !fs::exists(HostPaths::join(root, "cpu"), ec)) {
-      if (auto found = findCgroupRootWithLibcgroup()) {
-        KLOG_INFO << "no cgroup hierarchy under " << root << "; libcgroup found it at " << *found;
-        opts_.paths.cgroupRoot = *found;
-      } else {
-        KLOG_WARNING << "no cgroup hierarchy under " << root
-                     << " and libcgroup found none: " << found.error().message;
-      }
+  // Running on a host whose cgroups are not where --cgroup-root-dir says: ask
+  // libcgroup where they are.
+  if (const auto& root = opts_.paths.cgroupRoot; !holdsCgroupHierarchy(root)) {
+    if (auto found = findCgroupRootWithLibcgroup()) {
+      KLOG_INFO << "no cgroup hierarchy under " << root << "; libcgroup found it at " << *found;
+      opts_.paths.cgroupRoot = *found;
+    } else {
+      KLOG_WARNING << "no cgroup hierarchy under " << root
+                   << " and libcgroup found none: " << found.error().message;
     }
   }
 

@@ -95,6 +95,14 @@ Result<CgroupVersion> detectCgroupVersion(const std::string& cgroupRoot) {
   return v2 ? CgroupVersion::kV2 : CgroupVersion::kV1;
 }
 
+bool holdsCgroupHierarchy(const std::string& cgroupRoot) {
+  auto version = detectCgroupVersion(cgroupRoot);
+  if (!version) return false;
+  if (*version == CgroupVersion::kV2) return true;
+  auto cpu = isDirectory(joinPath({cgroupRoot, "cpu"}));
+  return cpu && *cpu;
+}
+
 Result<CgroupDriver> detectCgroupDriver(const std::string& cgroupRoot, CgroupVersion version,
                                         std::string_view prefix) {
   const std::string base = version == CgroupVersion::kV1 ? joinPath({cgroupRoot, "cpu", prefix})

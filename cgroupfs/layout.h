@@ -25,6 +25,11 @@ const char* toString(CgroupDriver d);
 // file; a v1 or hybrid /sys/fs/cgroup is a tmpfs of controller mounts without it).
 Result<CgroupVersion> detectCgroupVersion(const std::string& cgroupRoot);
 
+// Whether cgroupRoot holds a cgroup hierarchy at all: the unified root's
+// cgroup.controllers (v2) or a cpu controller directory (v1). When it holds neither,
+// the agent asks libcgroup where the mounts are (cgroup_mounts.h).
+bool holdsCgroupHierarchy(const std::string& cgroupRoot);
+
 // systemd when the kubepods root is "kubepods.slice", cgroupfs when "kubepods",
 // probed under the cpu hierarchy (v1 <root>/cpu/, v2 <root>/) with prefix.
 // Neither present is an error: the kubelet has not created its tree (yet).

@@ -402,3 +402,14 @@ TEST_CASE("libcgroup finds /sys/fs/cgroup as the cgroup root on this machine") {
   // The root it names is one detectCgroupVersion accepts.
   CHECK(detectCgroupVersion(*root).ok());
 }
+
+TEST_CASE("a root holds a cgroup hierarchy only with cgroup.controllers or a cpu controller dir",
+          "[layout]") {
+  koord::test::TempTree empty;
+  CHECK_FALSE(koord::holdsCgroupHierarchy(empty.path()));
+  CHECK_FALSE(koord::holdsCgroupHierarchy(empty.path("missing")));
+  koord::test::TempTree v1({{"cpu/cpu.shares", "1024\n"}});
+  CHECK(koord::holdsCgroupHierarchy(v1.path()));
+  koord::test::TempTree v2({{"cgroup.controllers", "cpu memory\n"}});
+  CHECK(koord::holdsCgroupHierarchy(v2.path()));
+}
