@@ -176,24 +176,29 @@ void Agent::collectNode() {
   }
   cacheNode(outcome.sample);
 
-  // One streak per file: a file that keeps failing logs once, then a count.
-  static const std::string kFiles[] = {"stat",         "meminfo",         "loadavg",
-                                       "pressure/cpu", "pressure/memory", "pressure/io"};
-  for (const auto& e : outcome.errors) {
-    failures_.failure(failureKey(e.message), Severity::kError, "node collector: " + e.message);
-  }
-  for (const auto& f : kFiles) {
-    std::string path = opts_.paths.proc(f);
-    bool failed = false;
-    for (const auto& e : outcome.errors) failed = failed || failureKey(e.message) == path;
-    if (!failed) failures_.success(path);
-  }
+  reportFileErrors("node collector", outcome.errors, nodeFailing_);
   lastNode_ = std::move(outcome.sample);
 
   if (outcome.complete && !ready_) {
     ready_ = true;
     KLOG_INFO << "first full node collection done: ready";
   }
+}
+
+// One streak per file: a file that keeps failing logs once, then a count; a file
+// that failed last round and not this one ends its streak with a recovery line.
+void Agent::reportFileErrors(const char* collector, const std::vector<Error>& errors,
+                             std::set<std::string>& failing) {
+  std::set<std::string> now;
+  for (const auto& e : errors) {
+    std::string key = failureKey(e.message);
+    failures_.failure(key, Severity::kError, std::string(collector) + ": " + e.message);
+    now.insert(std::move(key));
+  }
+  for (const auto& key : failing) {
+    if (!now.contains(key)) failures_.success(key);
+  }
+  failing = std::move(now);
 }
 
 bool Agent::ensureLayout() {
@@ -230,11 +235,8 @@ void Agent::collectPods() {
   if (podCollector_->psiSupport() != Support::kUnknown) {
     exporter_.setFeatureSupported("pod_psi", podCollector_->psiSupport() == Support::kSupported);
   }
-  // A malformed or unreadable cgroup file is one streak per file (vanished ones
-  // never get here: they are normal).
-  for (const auto& e : outcome.errors) {
-    failures_.failure(failureKey(e.message), Severity::kError, "pod collector: " + e.message);
-  }
+  // Vanished cgroups never get here: they are normal.
+  reportFileErrors("pod collector", outcome.errors, podFailing_);
   exporter_.recordPods(outcome.sample);
   cachePods(outcome.sample);
 }

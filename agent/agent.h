@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "agent/clock.h"
@@ -56,6 +57,8 @@ class Agent {
   // Finds the cgroup version and driver; until the kubelet has made its tree this
   // fails, is logged once, and is retried every round.
   bool ensureLayout();
+  void reportFileErrors(const char* collector, const std::vector<Error>& errors,
+                        std::set<std::string>& failing);
   void cacheNode(const NodeSample& s);
   void cachePods(const PodsSample& s);
 
@@ -73,6 +76,8 @@ class Agent {
   FailureLog failures_;
   NodeCollector nodeCollector_;
   std::optional<NodeSample> lastNode_;
+  std::set<std::string> nodeFailing_;  // files that failed in the last round
+  std::set<std::string> podFailing_;
   std::unique_ptr<SelfCollector> selfCollector_;
   KubeletClient kubelet_;
   PodsInformer informer_;
