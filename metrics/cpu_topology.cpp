@@ -1,0 +1,1 @@
+#include "metrics/cpu_topology.h"

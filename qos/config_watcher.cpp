@@ -1,0 +1,1 @@
+#include "qos/config_watcher.h"

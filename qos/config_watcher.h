@@ -1,0 +1,58 @@
+// ConfigWatcher: keeps the effective NodeSLO config for a --config file. It
+// reloads when the file changes (checked on the caller's timer, by content, since
+// a Kubernetes ConfigMap mount changes by swapping a symlink and inotify on the
+// old inode would miss it), keeps the last good config when the new text is bad,
+// and counts and logs each rejection once per distinct bad content.
+//
+// No file: the defaults, never reloaded. The first load's error is returned by
+// load() so the agent can exit non-zero at start.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "agent/clock.h"
+#include "agent/result.h"
+#include "qos/slo_config.h"
+
+namespace koord {
+
+class ConfigWatcher {
+ public:
+  // fileName "" = no file: defaults only.
+  explicit ConfigWatcher(std::string fileName, const Clock& clock);
+
+  // Reads and parses the file. On error nothing changes and the error (naming
+  // file, field and reason) is returned.
+  Status load();
+
+  // Re-reads the file; when its content differs from the last one seen and
+  // parses, it becomes current and true is returned. Unreadable or invalid content
+  // keeps the current config, bumps reloadErrors() and logs one line for that
+  // content (not again each poll).
+  bool poll();
+
+  const NodeSloSpec& current() const { return current_; }
+  uint64_t generation() const { return generation_; }     // +1 per accepted load
+  uint64_t reloadErrors() const { return reloadErrors_; }  // rejected reloads
+  const std::string& lastError() const { return lastError_; }  // "" when the last read was good
+  Clock::Wall loadedAt() const { return loadedAt_; }
+  const std::string& fileName() const { return fileName_; }
+
+  // {"file": ..., "generation": N, "loadedAt": RFC3339, "lastError": ..., "spec": {...}}
+  nlohmann::json toJson() const;
+
+ private:
+  std::string fileName_;
+  const Clock* clock_;
+  NodeSloSpec current_;
+  std::string lastText_;  // content of the last read (good or bad)
+  bool haveText_ = false;
+  uint64_t generation_ = 0;
+  uint64_t reloadErrors_ = 0;
+  std::string lastError_;
+  Clock::Wall loadedAt_{};
+};
+
+}  // namespace koord

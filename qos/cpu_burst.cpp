@@ -1,0 +1,1 @@
+#include "qos/cpu_burst.h"

@@ -1,0 +1,82 @@
+// CPU burst (reference koordlet.md §4.2): let LS containers with CPU limits run
+// above their limit for short spikes, while the node has idle CPU.
+//
+// Static burst (policies cpuBurstOnly, auto): container cpu.cfs_burst_us (v2
+// cpu.max.burst) = limit × cpuBurstPercent% × 100000 / 1000; the pod's = Σ its
+// containers'. Kernels without the file skip it (the executor counts it as
+// unsupported).
+//
+// Dynamic quota (policies cfsQuotaBurstOnly, auto): each running container with a
+// limit has base = limit×100 µs (min 1000) and ceiling = base × cfsQuotaBurstPercent%.
+// Throttled in the last sample -> scale up ×1.2; the node's share pool (CPUs not
+// requested by LSE/LSR pods, used by everything but LSE/LSR/BE pods) above
+// sharePoolThresholdPercent -> scale down ×0.8 (Overload), near it (≥ 90%) -> hold
+// (Cooling); a per-container token bucket (cfsQuotaBurstPeriodSeconds ≥ 0) stops
+// sustained bursting. The change is applied to the container's and the pod's quota.
+// Policies without it reset the quota to base.
+//
+// Owns: cpu.cfs_burst_us and cpu.cfs_quota_us of pod and container dirs of
+// eligible pods (raw QoS label not LSE/LSR/BE, phase Pending or Running); owner
+// "cpu-burst". CPU suppress owns the besteffort dir and BE pods, so they never meet.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cgroupfs/executor.h"
+#include "qos/slo_config.h"
+#include "qos/snapshot.h"
+
+namespace koord {
+
+inline constexpr const char* kOwnerCpuBurst = "cpu-burst";
+
+enum class SharePoolState { kUnknown, kIdle, kCooling, kOverload };
+const char* toString(SharePoolState s);
+
+struct BurstMetric {
+  const Pod* pod = nullptr;
+  const Container* container = nullptr;
+  std::string containerId;         // "<runtime>://<id>"
+  std::optional<int64_t> burstUs;  // the cfs_burst_us intended this round
+  std::optional<int64_t> quotaUs;  // the cfs_quota_us intended this round
+};
+
+struct BurstResult {
+  std::vector<CgroupWrite> writes;
+  std::vector<BurstMetric> metrics;
+  SharePoolState nodeState = SharePoolState::kUnknown;
+  std::vector<Error> errors;  // bad koordinator.sh/cpuBurst annotations (pod named)
+};
+
+class CpuBurst {
+ public:
+  static constexpr std::chrono::seconds kMaxSampleAge{2};
+
+  // seed: the token buckets' random initial fill (koordlet: [0, 0.5) × capacity);
+  // tests pass a fixed seed.
+  explicit CpuBurst(uint32_t seed = std::random_device{}());
+
+  // enabled = gate CPUBurst. When disabled nothing is written (koordlet leaves the
+  // values in place).
+  BurstResult run(const QosSnapshot& snap, const CpuBurstConfig& nodeConfig, bool enabled,
+                  const CurrentValues& current);
+
+  size_t limiterCount() const { return limiters_.size(); }
+
+ private:
+  struct Limiter {
+    double tokens = 0;
+    double capacity = 0;
+    Clock::Monotonic last{};
+    Clock::Monotonic lastUsed{};  // dropped after 2 × period without use
+  };
+  std::mt19937 rng_;
+  std::map<std::string, Limiter> limiters_;  // by container id
+};
+
+}  // namespace koord

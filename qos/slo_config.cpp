@@ -1,0 +1,1 @@
+#include "qos/slo_config.h"

@@ -1,0 +1,1 @@
+#include "qos/snapshot.h"

@@ -1,0 +1,110 @@
+// QosSnapshot: everything a QoS strategy decides from, gathered by the QoS manager
+// from the pod list, the metric cache, the CPU topology and the node's reservation.
+// Strategies are pure functions of a snapshot, the config, the current knob values
+// (CurrentValues) and their own small state: tests build snapshots by hand and
+// assert on the intended writes, with no filesystem.
+//
+// Usage samples carry their timestamps so each strategy applies koordlet's
+// freshness rule itself (a sample older than the limit counts as missing).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/clock.h"
+#include "agent/pod.h"
+#include "agent/result.h"
+#include "cgroupfs/knob.h"
+#include "metrics/cpu_topology.h"
+
+namespace koord {
+
+struct Sample {
+  double value = 0;
+  Clock::Monotonic at{};
+};
+
+// The value when it is no older than maxAge at `now`.
+std::optional<double> freshValue(const std::optional<Sample>& s, Clock::Monotonic now,
+                                 std::chrono::nanoseconds maxAge);
+
+struct ContainerView {
+  const Container* container = nullptr;
+  std::string id;   // "<runtime>://<id>", koordlet's container_id label
+  std::string dir;  // cgroup dir relative to the hierarchy root; "" when not created yet
+  std::optional<Sample> cpuCores;        // last sample
+  std::optional<Sample> throttledRatio;  // last sample
+};
+
+struct PodView {
+  const Pod* pod = nullptr;
+  KoordQos qos = KoordQos::kNone;  // pod->qosWithDefault()
+  std::string dir;                 // pod cgroup dir
+  std::optional<Sample> cpuCores;  // last sample
+  // scheduling.koordinator.sh/resource-status {"cpuset": "..."} (LSE/LSR pods bound
+  // by the scheduler); empty when absent or unparsable.
+  std::vector<int> pinnedCpus;
+  std::vector<ContainerView> containers;
+};
+
+// What the node keeps for itself (koordlet: node.koordinator.sh/reservation and
+// capacity − allocatable; this agent has no Node object, so --node-reservation
+// carries the same JSON as the annotation).
+struct NodeReservation {
+  int64_t cpuMilli = 0;                  // resources.cpu
+  std::vector<int> reservedCpus;         // reservedCPUs
+  std::vector<int> systemExclusiveCpus;  // node.koordinator.sh/system-qos-resource, exclusive
+};
+
+// {"resources":{"cpu":"2","memory":"4Gi"},"reservedCPUs":"0-1"}; "" = nothing reserved.
+// Errors name the field.
+Result<NodeReservation> parseNodeReservation(std::string_view json);
+
+// scheduling.koordinator.sh/resource-status {"cpuset":"0-3"}: the CPU list, or an
+// error naming the annotation.
+Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json);
+
+enum class CpuManagerPolicy { kNone, kStatic };
+
+struct QosSnapshot {
+  Clock::Monotonic at{};
+  CpuTopology topology;  // capacity = topology.count() cores
+  NodeReservation reservation;
+  CpuManagerPolicy cpuManagerPolicy = CpuManagerPolicy::kNone;
+  std::optional<Sample> nodeCpuCores;  // last node usage sample
+  // Node usage averaged over CPU burst's window (min(5 × interval, 10 s)); nullopt
+  // when the window holds no sample.
+  std::optional<double> nodeCpuAvgCores;
+  std::vector<PodView> pods;  // every pod of the kubelet's list
+  std::string besteffortDir;  // the BestEffort kube-QoS dir
+  int64_t capacityMilli() const { return static_cast<int64_t>(topology.count()) * 1000; }
+};
+
+// The knob values the files hold now, read by the manager (or a map in tests).
+// nullopt: unknown (file missing or unreadable).
+class CurrentValues {
+ public:
+  virtual ~CurrentValues() = default;
+  virtual std::optional<KnobValue> get(const std::string& dir, Knob knob) const = 0;
+};
+
+// For tests and for the manager's read-through cache.
+class MapValues final : public CurrentValues {
+ public:
+  void set(const std::string& dir, Knob knob, KnobValue v) { values_[{dir, knob}] = std::move(v); }
+  std::optional<KnobValue> get(const std::string& dir, Knob knob) const override {
+    auto it = values_.find({dir, knob});
+    if (it == values_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, Knob>, KnobValue> values_;
+};
+
+}  // namespace koord
