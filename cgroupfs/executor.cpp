@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 
 #include "agent/quote.h"
@@ -34,6 +35,11 @@ size_t depthOf(std::string_view dir) {
 }
 
 // -1 ("unlimited") compares above every number.
+bool isMemoryKnob(Knob k) {
+  return k == Knob::kMemoryLimit || k == Knob::kMemoryMin || k == Knob::kMemoryLow ||
+         k == Knob::kMemoryHigh;
+}
+
 bool numberBelow(const KnobSpec& spec, int64_t a, int64_t b) {
   if (spec.minusOneIsUnlimited) {
     if (a == -1) return false;
@@ -97,6 +103,27 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
   observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
 }
 
+Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
+  const KnobSpec& spec = knobSpec(knob);
+  if (!support_.has(knob)) return makeError(std::string(spec.name) + " is not supported here");
+  const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
+  const std::string path = layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, file);
+  auto text = readFile(path, kReadCap);
+  if (!text) return text.error();
+  auto value = parseKnob(knob, layout_.version(), *text);
+  if (!value) return makeError(path + ": " + value.error().message);
+  // On v2 an empty cpuset.cpus means "whatever the parent has": the CPUs in use
+  // are in cpuset.cpus.effective.
+  if (knob == Knob::kCpusetCpus && layout_.version() == CgroupVersion::kV2 && value->cpus.empty()) {
+    const std::string effective =
+        layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, "cpuset.cpus.effective");
+    if (auto eff = readFile(effective, kReadCap)) {
+      if (auto parsed = parseKnob(knob, layout_.version(), *eff)) return *parsed;
+    }
+  }
+  return *value;
+}
+
 std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, ExecutorStats& batch) {
   const KnobSpec& spec = knobSpec(write.knob);
   if (!insideKubepods(write.dir)) {
@@ -128,7 +155,12 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     observe("unsupported", start);
     return std::nullopt;
   }
-  const KnobValue value = clampKnob(write.knob, write.value);
+  KnobValue value = clampKnob(write.knob, write.value);
+  // The kernel keeps memory in pages and rounds a byte value down: aim at what it
+  // will hold, so the file reads back equal and is not rewritten every round.
+  if (isMemoryKnob(write.knob) && value.number > 0 && config_.pageSize > 0) {
+    value.number -= value.number % config_.pageSize;
+  }
   const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
   Pending p{&write,
             layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, write.dir, file),
@@ -220,7 +252,9 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     return false;
   }
   const char* status = "failed";
-  if (err == EINVAL) {
+  // EINVAL and ERANGE are the kernel refusing the value itself (v2 cpu.weight and
+  // cpuset.cpus answer out-of-range values with ERANGE): both are "invalid".
+  if (err == EINVAL || err == ERANGE) {
     ++batch.invalid;
     status = "invalid";
   } else if (err == EACCES || err == EPERM) {
@@ -287,8 +321,26 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
     if (!p) continue;
     (knobSpec(w.knob).hierarchical ? hier : flat).push_back(std::move(*p));
   }
-  // Knobs no parent bounds: in the order asked.
-  for (const Pending& p : flat) writeFile(p, p.text, p.oldText, batch);
+  // Knobs no parent bounds: in the order asked, except that the kernel keeps a
+  // cgroup's burst at most its own quota (v1 cpu.cfs_burst_us, v2 cpu.max.burst:
+  // EINVAL otherwise). So a burst waits until after the quotas when its cgroup's
+  // quota grows in this batch (raise quota, then burst), and goes first otherwise
+  // (lower burst, then quota).
+  std::set<std::string> quotaGrows;
+  for (const Pending& p : hier) {
+    if (p.write->knob != Knob::kCpuQuota) continue;
+    if (!p.current || numberBelow(knobSpec(Knob::kCpuQuota), p.current->number, p.target.number)) {
+      quotaGrows.insert(p.write->dir);
+    }
+  }
+  std::vector<const Pending*> afterQuota;
+  for (const Pending& p : flat) {
+    if (p.write->knob == Knob::kCpuBurst && quotaGrows.contains(p.write->dir)) {
+      afterQuota.push_back(&p);
+    } else {
+      writeFile(p, p.text, p.oldText, batch);
+    }
+  }
 
   // A parent bounds its children, so a decrease must reach the children before
   // the parent (else the kernel refuses the parent: EINVAL), and an increase the
@@ -343,6 +395,8 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
         std::find_if(unions.begin(), unions.end(), [p](const auto& u) { return u.first == p; });
     writeFile(*p, p->text, it->second, batch);
   }
+
+  for (const Pending* p : afterQuota) writeFile(*p, p->text, p->oldText, batch);
 
   // Forget cache entries nobody refreshed for two force periods (cgroups deleted
   // between applies), so the cache stays bounded by the live cgroups.

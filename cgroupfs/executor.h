@@ -47,6 +47,7 @@ struct ExecutorConfig {
   bool dryRun = false;
   std::string auditPath;            // "" = no audit log
   size_t auditMaxBytes = 4u << 20;  // rotate to <path>.1 past this; one old file kept
+  int64_t pageSize = 4096;          // memory targets round down to it, as the kernel does
 };
 
 struct ExecutorStats {
@@ -80,6 +81,12 @@ class Executor {
   ExecutorStats apply(std::vector<CgroupWrite> writes);
 
   const ExecutorStats& stats() const { return stats_; }
+
+  // The value a knob's file holds now, in v1 units, read the way apply() reads it
+  // (strategies that step from the current value get it here). Errors: the knob is
+  // unsupported on this kernel, the file is missing (sysErrno ENOENT) or unreadable,
+  // or its text does not parse.
+  Result<KnobValue> read(const std::string& dir, Knob knob) const;
 
  private:
   struct Cached {

@@ -12,6 +12,9 @@ PACKAGES=(
   prometheus-cpp-dev libcgroup-dev libprotobuf-dev protobuf-compiler
   # tests
   catch2 curl procps prometheus
+  # the cgroup v2 rig (tests/rig/): qemu-system-x86 provides qemu-system-x86_64
+  # (TCG needs no KVM), busybox-static and cpio build the VM's initramfs
+  qemu-system-x86 busybox-static cpio
   # benchmarks
   prometheus-node-exporter
 )

@@ -225,6 +225,33 @@ TEST_CASE("on the kernel cpu.cfs_burst_us is written where it exists", "[kernel]
   CHECK(readTrimmed(burst) == "50000");
 }
 
+TEST_CASE("on the kernel quota and burst raised or lowered together land in one apply",
+          "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  const std::string burst = tree.file("cpu", tree.ctr(), "cpu.cfs_burst_us");
+  if (!fs::exists(burst)) KOORDLET_SKIP("no cpu.cfs_burst_us: kernel before 5.14");
+  auto burstOf = [&](int64_t b) {
+    return CgroupWrite{tree.ctr(), Knob::kCpuBurst, KnobValue::of(b), "test"};
+  };
+  Executor exec = h.make(tree);
+  REQUIRE(exec.apply({quota(tree.ctr(), 50000), burstOf(20000)}).written == 2);
+  // The kernel keeps burst <= quota: raising the burst first is refused.
+  CHECK(rawWrite(burst, "150000") == EINVAL);
+  ExecutorStats s = exec.apply({burstOf(150000), quota(tree.ctr(), 200000)});
+  CHECK(s.invalid == 0);
+  CHECK(s.written == 2);
+  CHECK(readTrimmed(burst) == "150000");
+  // Lowering both: the quota below the current burst is refused, so burst goes first.
+  CHECK(rawWrite(tree.file("cpu", tree.ctr(), "cpu.cfs_quota_us"), "50000") == EINVAL);
+  s = exec.apply({quota(tree.ctr(), 50000), burstOf(20000)});
+  CHECK(s.invalid == 0);
+  CHECK(s.written == 2);
+  CHECK(readTrimmed(tree.file("cpu", tree.ctr(), "cpu.cfs_quota_us")) == "50000");
+  CHECK(readTrimmed(burst) == "20000");
+}
+
 TEST_CASE(
     "on the kernel cpuset.cpus shrinks child-first, grows parent-first, and moves via "
     "the union",
