@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/host_paths.h"
@@ -30,6 +31,20 @@ struct CpuTopology {
   std::vector<int> ids() const;
 };
 
+// Reads the topology of the online CPUs. A CPU listed online whose topology/
+// directory is absent is skipped as offline: the kernel removes that directory
+// when a CPU goes down, so the online list and the per-CPU directories can
+// disagree for an instant around a hotplug (and do in the Graviton2 capture).
+// An error names the file; no online CPU with a topology is an error too.
 Result<CpuTopology> readCpuTopology(const HostPaths& paths);
+
+// Parsers for the sysfs files above. The kernel ends each with '\n'; text
+// without it is accepted (hand-made trees and some captures drop it, and a
+// sysfs attribute is produced in one read, so a missing '\n' is not a cut read).
+// A cpu list ("0-3,8\n"; "\n" = none) must ascend as the kernel prints it.
+Result<std::vector<int>> parseSysfsCpuList(std::string_view text);
+// core_id, physical_package_id: one decimal integer; -1 is allowed (the kernel's
+// "unknown", which some arm64 firmware tables leave the package at).
+Result<int> parseSysfsId(std::string_view text);
 
 }  // namespace koord

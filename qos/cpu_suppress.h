@@ -22,6 +22,15 @@
 //
 // Owns: cpu.cfs_quota_us of the besteffort dir; cpuset.cpus of the besteffort dir,
 // BE pod dirs and BE container dirs (owner "cpu-suppress").
+//
+// Details, as koordlet unless said: BE pods are those with qos BE or of kube class
+// BestEffort (its NonBEPodFilter; they all live under the besteffort dir). LSE/LSR
+// pinning is read by the raw qosClass label. A pod without a fresh sample counts
+// 0; an empty pod list or a stale node sample skips the round with no writes. An
+// unreadable current cpuset/quota skips that policy's write but not the other
+// knob's recovery. Departures: a cpuset target above the CPUs BE may use gives
+// them all (koordlet gives none); no CPU left for BE writes no cpuset at all; the
+// full-set recovery when disabled happens once (koordlet rewrites it each round).
 #pragma once
 
 #include <optional>
@@ -55,8 +64,8 @@ class CpuSuppress {
   static constexpr std::chrono::seconds kMaxSampleAge{2};
 
   // enabled = gate BECPUSuppress && config.threshold.enable.
-  SuppressResult run(const QosSnapshot& snap, const ResourceThresholdStrategy& config,
-                     bool enabled, const CurrentValues& current);
+  SuppressResult run(const QosSnapshot& snap, const ResourceThresholdStrategy& config, bool enabled,
+                     const CurrentValues& current);
 
   // The CPUs BE may use at all: every online CPU minus reserved, system-exclusive
   // and LSE-pinned ones (the "recovered" cpuset).

@@ -1,1 +1,188 @@
+// Snapshot helpers: sample freshness and the two annotations the QoS strategies
+// read (the node's reservation and a pod's scheduler-assigned cpuset). The JSON
+// follows koordinator's Go types (apis/extension node_reservation.go and
+// numa_aware.go): unknown fields are ignored as encoding/json ignores them, and
+// CPU lists are read as k8s cpuset.Parse reads them (any order, overlaps allowed).
 #include "qos/snapshot.h"
+
+#include <nlohmann/json.hpp>
+
+#include "agent/quote.h"
+#include "agent/text_scan.h"
+
+namespace koord {
+namespace {
+
+using Json = nlohmann::json;
+using text::cat;
+
+constexpr const char* kResourceStatus = "scheduling.koordinator.sh/resource-status";
+// Linux's NR_CPUS is at most 8192; larger ids are garbage. The bound also caps a
+// list's output, whatever ranges it repeats.
+constexpr uint64_t kMaxCpuId = 65535;
+
+std::string quote(std::string_view s) { return quoteText(s, 40); }
+
+const char* typeName(const Json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_number()) return "a number";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  return "null";
+}
+
+Error wrongType(std::string_view field, std::string_view want, const Json& got) {
+  return makeError(cat(field, ": expected ", want, ", got ", typeName(got)));
+}
+
+// A CPU list as koordinator writes it in annotations: "0-3,8", "" = none. As k8s
+// cpuset.Parse: elements "a" or "a-b" (a <= b) of decimal digits, in any order,
+// overlaps allowed; no blanks.
+Result<std::vector<int>> parseAnnotationCpuList(std::string_view list) {
+  std::vector<bool> seen;
+  if (list.empty()) return std::vector<int>{};
+  size_t elementNo = 0;
+  std::string_view rest = list;
+  while (true) {
+    ++elementNo;
+    const size_t comma = rest.find(',');
+    const std::string_view element = rest.substr(0, comma);
+    const size_t dash = element.find('-');
+    const std::string_view loText = element.substr(0, dash);
+    const std::string_view hiText =
+        dash == std::string_view::npos ? loText : element.substr(dash + 1);
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    if (text::toU64(loText, lo) != nullptr || text::toU64(hiText, hi) != nullptr) {
+      return makeError(cat("element ", std::to_string(elementNo), " ", quote(element),
+                           " is not a cpu id or a range a-b"));
+    }
+    if (hi > kMaxCpuId) {
+      return makeError(cat("element ", std::to_string(elementNo), " ", quote(element),
+                           ": cpu id exceeds ", std::to_string(kMaxCpuId)));
+    }
+    if (lo > hi) {
+      return makeError(
+          cat("element ", std::to_string(elementNo), " ", quote(element), ": range is reversed"));
+    }
+    if (seen.size() <= hi) seen.resize(hi + 1, false);
+    for (uint64_t id = lo; id <= hi; ++id) seen[id] = true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  std::vector<int> cpus;
+  for (size_t id = 0; id < seen.size(); ++id) {
+    if (seen[id]) cpus.push_back(static_cast<int>(id));
+  }
+  return cpus;
+}
+
+// Go's strings.TrimSpace, ASCII part: Quantity.UnmarshalJSON trims the text.
+std::string_view trimSpace(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\v\f\r";
+  const size_t first = s.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
+}
+
+// A resource.Quantity in JSON: a string, or a bare number (UnmarshalJSON reads
+// the raw text). cpu in milli-cores, anything else in plain units.
+Result<int64_t> quantity(const Json& v, const std::string& field, bool milli) {
+  std::string text;
+  if (v.is_string()) {
+    text = std::string(trimSpace(v.get_ref<const std::string&>()));
+  } else if (v.is_number_unsigned()) {
+    text = std::to_string(v.get<uint64_t>());
+  } else if (v.is_number_integer()) {
+    text = std::to_string(v.get<int64_t>());
+  } else if (v.is_number_float()) {
+    text = v.dump();
+  } else {
+    return wrongType(field, "a quantity string", v);
+  }
+  auto parsed = milli ? parseQuantityMilli(text) : parseQuantity(text);
+  if (!parsed) return makeError(cat(field, ": ", parsed.error().message));
+  return *parsed;
+}
+
+// The member `key` of an object, or nullptr when absent or JSON null (encoding/json
+// leaves the Go field at its zero value for both).
+const Json* member(const Json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+}  // namespace
+
+std::optional<double> freshValue(const std::optional<Sample>& s, Clock::Monotonic now,
+                                 std::chrono::nanoseconds maxAge) {
+  // A sample stamped after `now` (taken while the snapshot was being built) is
+  // as fresh as it gets.
+  if (!s || now - s->at > maxAge) return std::nullopt;
+  return s->value;
+}
+
+Result<NodeReservation> parseNodeReservation(std::string_view json) {
+  NodeReservation out;
+  if (json.empty()) return out;  // koordlet: an empty annotation reserves nothing
+  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return makeError(cat("not valid JSON: ", quoteText(json, 60)));
+  if (doc.is_null()) return out;
+  if (!doc.is_object()) return wrongType("reservation", "an object", doc);
+
+  if (const Json* resources = member(doc, "resources")) {
+    if (!resources->is_object()) return wrongType("resources", "an object", *resources);
+    for (const auto& [name, value] : resources->items()) {
+      if (value.is_null()) continue;
+      const std::string field = "resources." + name;
+      // Every quantity must parse, as koordlet's unmarshal fails on any bad one;
+      // only cpu is kept.
+      auto q = quantity(value, field, name == "cpu");
+      if (!q) return q.error();
+      if (name == "cpu") {
+        if (*q < 0) return makeError(cat(field, ": must not be negative"));
+        out.cpuMilli = *q;
+      }
+    }
+  }
+  if (const Json* cpus = member(doc, "reservedCPUs")) {
+    if (!cpus->is_string()) return wrongType("reservedCPUs", "a cpu list string", *cpus);
+    auto list = parseAnnotationCpuList(cpus->get_ref<const std::string&>());
+    if (!list) return makeError(cat("reservedCPUs: ", list.error().message));
+    out.reservedCpus = std::move(*list);
+  }
+  if (const Json* policy = member(doc, "applyPolicy")) {
+    // Read by koord-scheduler, not koordlet; only its type is checked.
+    if (!policy->is_string()) return wrongType("applyPolicy", "a string", *policy);
+  }
+  return out;
+}
+
+int64_t reservedCpuMilli(const NodeReservation& r) {
+  if (!r.reservedCpus.empty()) return static_cast<int64_t>(r.reservedCpus.size()) * 1000;
+  return r.cpuMilli;
+}
+
+Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json) {
+  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return makeError(cat(kResourceStatus, ": not valid JSON: ", quoteText(json, 60)));
+  }
+  if (doc.is_null()) return std::vector<int>{};
+  if (!doc.is_object()) {
+    return makeError(cat(kResourceStatus, ": expected an object, got ", typeName(doc)));
+  }
+  const Json* cpuset = member(doc, "cpuset");
+  if (cpuset == nullptr) return std::vector<int>{};
+  if (!cpuset->is_string()) {
+    return makeError(
+        cat(kResourceStatus, ": cpuset: expected a cpu list string, got ", typeName(*cpuset)));
+  }
+  auto list = parseAnnotationCpuList(cpuset->get_ref<const std::string&>());
+  if (!list) return makeError(cat(kResourceStatus, ": cpuset: ", list.error().message));
+  return list;
+}
+
+}  // namespace koord

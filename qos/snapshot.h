@@ -65,6 +65,11 @@ struct NodeReservation {
 // Errors name the field.
 Result<NodeReservation> parseNodeReservation(std::string_view json);
 
+// The CPU the node keeps for itself, in milli-cores, as koordlet counts it when
+// it computes system usage: reservedCPUs, when set, replace resources.cpu by
+// their count (koordinator pkg/util/node.go GetNodeReservationResources).
+int64_t reservedCpuMilli(const NodeReservation& r);
+
 // scheduling.koordinator.sh/resource-status {"cpuset":"0-3"}: the CPU list, or an
 // error naming the annotation.
 Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json);
@@ -82,6 +87,13 @@ struct QosSnapshot {
   std::optional<double> nodeCpuAvgCores;
   std::vector<PodView> pods;  // every pod of the kubelet's list
   std::string besteffortDir;  // the BestEffort kube-QoS dir
+  // Every cgroup found on disk under the besteffort dir in the cpuset hierarchy:
+  // depth 1 (pod dirs) and depth 2 (container dirs, the sandbox's pause container
+  // and leftovers of deleted pods included). On cgroup v1 a parent's cpuset.cpus
+  // cannot shrink below a child's (EBUSY), so suppress must narrow every one of
+  // them, not only the containers the pod list names.
+  std::vector<std::string> besteffortPodDirs;
+  std::vector<std::string> besteffortContainerDirs;
   int64_t capacityMilli() const { return static_cast<int64_t>(topology.count()) * 1000; }
 };
 
