@@ -1,1 +1,296 @@
 #include "qos/cpu_burst.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string_view>
+
+namespace koord {
+
+namespace {
+
+constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
+constexpr int64_t kCfsPeriodUs = 100000;  // the period kubelet sets; quotas are per it
+constexpr int64_t kMinQuotaUs = 1000;     // the kernel refuses smaller quotas
+constexpr double kScaleUpStep = 1.2;
+constexpr double kScaleDownStep = 0.8;
+constexpr double kCoolingRatio = 0.9;  // of the share-pool threshold
+// Token bucket: usage at or above the limit spends tokens, usage well below it
+// earns them; between the two the bucket is left alone.
+constexpr int64_t kSpendAtPercent = 100;
+constexpr int64_t kEarnBelowPercent = 60;
+
+enum class QuotaOp { kScaleUp, kScaleDown, kRemain, kReset };
+
+// -1 when the container has no CPU limit (koordlet's GetContainerMilliCPULimit).
+int64_t limitMilli(const Container& c) { return c.limits.cpuMilli.value_or(-1); }
+
+// koordlet's MilliCPUToQuota: -1 (unlimited) without a limit, at least 1000 µs.
+int64_t milliCpuToQuota(int64_t milli) {
+  int64_t quota = milli * kCfsPeriodUs / 1000;
+  if (quota <= 0) return -1;
+  return std::max(quota, kMinQuotaUs);
+}
+
+// koordlet reads the raw label here, not the kube-QoS default: an unlabelled
+// Guaranteed pod still bursts.
+bool burstable(const Pod& pod) {
+  return pod.koordQos != KoordQos::kLSE && pod.koordQos != KoordQos::kLSR &&
+         pod.koordQos != KoordQos::kBE;
+}
+
+bool active(const Pod& pod) { return pod.phase == "Pending" || pod.phase == "Running"; }
+
+// A container whose cgroup exists; init containers are never bursted (koordlet
+// walks status.containerStatuses only).
+bool writable(const ContainerView& c) {
+  return c.container != nullptr && !c.container->init && !c.dir.empty();
+}
+
+// Evaluated in floating point in koordlet's order, so the file ends up holding the
+// number koordlet would write.
+int64_t staticBurstUs(const Container& c, const CpuBurstConfig& config) {
+  if (!config.burstsCpu()) return 0;
+  int64_t milli = limitMilli(c);
+  if (milli <= 0) return 0;
+  double cores =
+      (static_cast<double>(milli) / 1000) * (static_cast<double>(config.cpuBurstPercent) / 100);
+  return static_cast<int64_t>(cores * static_cast<double>(kCfsPeriodUs));
+}
+
+// Kubernetes' pod request without overhead: the sum over containers, or the
+// largest init container when that is more. (Sidecar init containers would add
+// to the sum; the pod model does not carry restartPolicy, so they count as init.)
+int64_t podCpuRequestMilli(const Pod& pod) {
+  int64_t sum = 0;
+  for (const Container& c : pod.containers) {
+    sum += std::max<int64_t>(c.requests.cpuMilli.value_or(0), 0);
+  }
+  for (const Container& c : pod.initContainers) {
+    sum = std::max(sum, c.requests.cpuMilli.value_or(0));
+  }
+  return sum;
+}
+
+// The share pool is what LSE/LSR pods have not claimed; its use is everything on
+// the node (system included, conservatively) but LSE/LSR/BE pods. Pods of every
+// phase count, as in koordlet.
+SharePoolState sharePoolState(const QosSnapshot& snap, int64_t thresholdPercent) {
+  if (!snap.nodeCpuAvgCores || snap.topology.count() == 0) return SharePoolState::kUnknown;
+  double total = static_cast<double>(snap.topology.count());
+  double used = *snap.nodeCpuAvgCores;
+  for (const PodView& pv : snap.pods) {
+    if (pv.pod == nullptr) continue;
+    KoordQos q = pv.pod->koordQos;
+    if (q == KoordQos::kLSE || q == KoordQos::kLSR) {
+      total -= static_cast<double>(podCpuRequestMilli(*pv.pod)) / 1000;
+    }
+    if (q == KoordQos::kLSE || q == KoordQos::kLSR || q == KoordQos::kBE) {
+      if (auto u = freshValue(pv.cpuCores, snap.at, CpuBurst::kMaxSampleAge)) used -= *u;
+    }
+  }
+  double ratio = total > 0 ? used / total : 1.0;
+  double threshold = static_cast<double>(thresholdPercent) / 100;
+  if (ratio >= threshold) return SharePoolState::kOverload;
+  if (ratio >= threshold * kCoolingRatio) return SharePoolState::kCooling;
+  return SharePoolState::kIdle;
+}
+
+// A busy node takes back what bursting gave; a node near its threshold, or one we
+// know nothing about, gives no more.
+QuotaOp adjustForNode(SharePoolState state, QuotaOp op) {
+  if (state == SharePoolState::kOverload && (op == QuotaOp::kScaleUp || op == QuotaOp::kRemain)) {
+    return QuotaOp::kScaleDown;
+  }
+  if ((state == SharePoolState::kCooling || state == SharePoolState::kUnknown) &&
+      op == QuotaOp::kScaleUp) {
+    return QuotaOp::kRemain;
+  }
+  return op;
+}
+
+// Node config with the pod's annotation over it. A bad annotation is reported and
+// the pod keeps the node's config, as koordlet does.
+CpuBurstConfig podConfig(const Pod& pod, const CpuBurstConfig& node, std::vector<Error>& errors) {
+  auto it = pod.annotations.find(kCpuBurstAnnotation);
+  if (it == pod.annotations.end()) return node;
+  Result<CpuBurstConfig> merged = mergeCpuBurstAnnotation(node, it->second);
+  if (!merged) {
+    errors.push_back(makeError("pod " + pod.ns + "/" + pod.name + ": " + merged.error().message +
+                               " (using the node's cpuBurstStrategy)"));
+    return node;
+  }
+  return *merged;
+}
+
+BurstMetric& metricFor(BurstResult& out, size_t podFirst, const PodView& pv,
+                       const ContainerView& cv) {
+  for (size_t i = podFirst; i < out.metrics.size(); ++i) {
+    if (out.metrics[i].container == cv.container) return out.metrics[i];
+  }
+  out.metrics.push_back(BurstMetric{pv.pod, cv.container, cv.id, std::nullopt, std::nullopt});
+  return out.metrics.back();
+}
+
+CgroupWrite write(const std::string& dir, Knob knob, int64_t value) {
+  return CgroupWrite{dir, knob, KnobValue::of(value), kOwnerCpuBurst};
+}
+
+}  // namespace
+
+const char* toString(SharePoolState s) {
+  switch (s) {
+    case SharePoolState::kUnknown:
+      return "unknown";
+    case SharePoolState::kIdle:
+      return "idle";
+    case SharePoolState::kCooling:
+      return "cooling";
+    case SharePoolState::kOverload:
+      return "overload";
+  }
+  return "unknown";
+}
+
+CpuBurst::CpuBurst(uint32_t seed) : rng_(seed) {}
+
+bool CpuBurst::limiterAllows(const ContainerView& c, int64_t limitMilli,
+                             const CpuBurstConfig& config, Clock::Monotonic now) {
+  if (config.cfsQuotaBurstPeriodSeconds < 0 || c.id.empty()) return true;
+  if (config.cfsQuotaBurstPercent < 100) return false;  // koordlet: an illegal config denies
+  double capacity =
+      static_cast<double>(config.cfsQuotaBurstPeriodSeconds * (config.cfsQuotaBurstPercent - 100));
+  auto it = limiters_.find(c.id);
+  if (it == limiters_.end() || it->second.capacity != capacity) {
+    // A new bucket, or the config changed its size: start part full, at random, so
+    // containers started together do not all run dry in the same round.
+    Limiter fresh;
+    fresh.capacity = capacity;
+    fresh.tokens = std::trunc(capacity * std::uniform_real_distribution<double>(0, 1)(rng_) / 2);
+    fresh.last = now;
+    it = limiters_.insert_or_assign(c.id, fresh).first;
+  }
+  Limiter& l = it->second;
+  l.expireAfter = std::chrono::seconds(2 * config.cfsQuotaBurstPeriodSeconds);
+
+  // Without a fresh usage sample the container counts as at its limit: no change.
+  double limitCores = static_cast<double>(limitMilli) / 1000;
+  double usage = freshValue(c.cpuCores, now, kMaxSampleAge).value_or(limitCores);
+  auto percent = static_cast<int64_t>(usage / limitCores * 100);  // whole percent, as koordlet
+  // Exact elapsed time: koordlet truncates it to whole seconds, which drops a
+  // whole round's update whenever the loop runs a little early.
+  double elapsed = std::max(0.0, std::chrono::duration<double>(now - l.last).count());
+  if (percent >= kSpendAtPercent) {
+    l.tokens -= static_cast<double>(percent - 100) * elapsed;
+  } else if (percent < kEarnBelowPercent) {
+    l.tokens += static_cast<double>(100 - percent) * elapsed;
+  }
+  l.tokens = std::clamp(l.tokens, -l.capacity, l.capacity);
+  l.last = now;
+  l.lastUsed = now;
+  return l.tokens > 0;
+}
+
+void CpuBurst::recycleLimiters(const QosSnapshot& snap) {
+  std::set<std::string_view> present;
+  for (const PodView& pv : snap.pods) {
+    for (const ContainerView& cv : pv.containers) present.insert(cv.id);
+  }
+  std::erase_if(limiters_, [&](const auto& entry) {
+    const Limiter& l = entry.second;
+    return !present.contains(entry.first) || snap.at - l.lastUsed > l.expireAfter;
+  });
+}
+
+BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeConfig, bool enabled,
+                          const CurrentValues& current) {
+  BurstResult out;
+  if (!enabled) return out;
+  out.nodeState = sharePoolState(snap, nodeConfig.sharePoolThresholdPercent);
+
+  for (const PodView& pv : snap.pods) {
+    if (pv.pod == nullptr || !burstable(*pv.pod) || !active(*pv.pod)) continue;
+    const CpuBurstConfig config = podConfig(*pv.pod, nodeConfig, out.errors);
+    const size_t podFirstMetric = out.metrics.size();
+
+    // Static burst: every container is written, 0 when the policy does not burst
+    // CPU or the container has no limit, so turning the policy off undoes it.
+    int64_t podBurst = 0;
+    for (const ContainerView& cv : pv.containers) {
+      if (!writable(cv)) continue;
+      int64_t burst = staticBurstUs(*cv.container, config);
+      podBurst += burst;
+      out.writes.push_back(write(cv.dir, Knob::kCpuBurst, burst));
+      metricFor(out, podFirstMetric, pv, cv).burstUs = burst;
+    }
+    if (!pv.dir.empty()) out.writes.push_back(write(pv.dir, Knob::kCpuBurst, podBurst));
+
+    // Dynamic quota: each container steps from the quota its file holds now. The
+    // pod's quota follows by the same delta (koordlet re-reads it after each
+    // container; here it is carried along and written once).
+    std::optional<int64_t> podQuota;
+    if (!pv.dir.empty()) {
+      if (auto v = current.get(pv.dir, Knob::kCpuQuota)) podQuota = v->number;
+    }
+    bool podQuotaChanged = false;
+    for (const ContainerView& cv : pv.containers) {
+      if (!writable(cv)) continue;
+      const int64_t milli = limitMilli(*cv.container);
+      const int64_t base = milliCpuToQuota(milli);
+      if (base <= 0) continue;  // no limit: nothing to scale
+      auto cur = current.get(cv.dir, Knob::kCpuQuota);
+      if (!cur) continue;                    // unreadable: koordlet skips the container this round
+      const int64_t curQuota = cur->number;  // -1 (unlimited) is stepped from too: it lands on base
+      int64_t ceil = base;
+      if (config.cfsQuotaBurstPercent > 100) {
+        ceil = static_cast<int64_t>(static_cast<double>(base) *
+                                    static_cast<double>(config.cfsQuotaBurstPercent) / 100);
+      }
+
+      // The limiter is consulted whatever the policy, as koordlet does, so its
+      // bucket keeps counting while the policy is switched off.
+      const bool allowed = limiterAllows(cv, milli, config, snap.at);
+      QuotaOp op = QuotaOp::kRemain;
+      if (!config.burstsQuota()) {
+        op = QuotaOp::kReset;
+      } else if (!allowed) {
+        op = QuotaOp::kScaleDown;
+      } else if (auto t = freshValue(cv.throttledRatio, snap.at, kMaxSampleAge); t && *t > 0) {
+        op = QuotaOp::kScaleUp;
+      }
+      op = adjustForNode(out.nodeState, op);
+
+      int64_t target = curQuota;
+      switch (op) {
+        case QuotaOp::kScaleUp:
+          target = static_cast<int64_t>(static_cast<double>(curQuota) * kScaleUpStep);
+          break;
+        case QuotaOp::kScaleDown:
+          target = static_cast<int64_t>(static_cast<double>(curQuota) * kScaleDownStep);
+          break;
+        case QuotaOp::kReset:
+          target = base;
+          break;
+        case QuotaOp::kRemain:
+          break;
+      }
+      target = std::max(base, std::min(target, ceil));
+      if (target == curQuota) continue;
+      // koordlet reads the pod's quota before touching either; unreadable -> neither.
+      if (!podQuota) continue;
+      // A pod without a quota (-1) bounds nothing: it is left alone.
+      if (*podQuota > 0) {
+        *podQuota += target - curQuota;
+        podQuotaChanged = true;
+      }
+      out.writes.push_back(write(cv.dir, Knob::kCpuQuota, target));
+      metricFor(out, podFirstMetric, pv, cv).quotaUs = target;
+    }
+    if (podQuotaChanged) out.writes.push_back(write(pv.dir, Knob::kCpuQuota, *podQuota));
+  }
+
+  recycleLimiters(snap);
+  return out;
+}
+
+}  // namespace koord

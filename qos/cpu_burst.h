@@ -20,6 +20,7 @@
 // "cpu-burst". CPU suppress owns the besteffort dir and BE pods, so they never meet.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -74,7 +75,16 @@ class CpuBurst {
     double capacity = 0;
     Clock::Monotonic last{};
     Clock::Monotonic lastUsed{};  // dropped after 2 × period without use
+    // 2 × cfsQuotaBurstPeriodSeconds of the config that last used it.
+    std::chrono::nanoseconds expireAfter{};
   };
+  // The container's token bucket, created or (on a capacity change) refilled at
+  // random, then updated with the container's usage since the last evaluation.
+  // True when it still holds tokens (always true without a limiter configured).
+  bool limiterAllows(const ContainerView& c, int64_t limitMilli, const CpuBurstConfig& config,
+                     Clock::Monotonic now);
+  // Limiters of containers gone from the pod list, or not evaluated for 2 × period.
+  void recycleLimiters(const QosSnapshot& snap);
   std::mt19937 rng_;
   std::map<std::string, Limiter> limiters_;  // by container id
 };
