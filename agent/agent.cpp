@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <csignal>
+#include <filesystem>
 #include <sstream>
 #include <unordered_set>
 
@@ -46,6 +47,7 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
       cache_(MetricCache::Config{opts_.collectResUsedInterval, opts_.metricCacheNodeRetention,
                                  opts_.metricCachePodRetention},
              clock.now()),
+      config_(opts_.configFile, clock),
       collectTimer_(io),
       signals_(io, SIGINT, SIGTERM) {}
 
@@ -68,11 +70,29 @@ KubeletClientConfig Agent::kubeletConfig() const {
 }
 
 Status Agent::start() {
+  // A bad config at start is an operator error: refuse to run on a config nobody
+  // meant. Later, a bad reload keeps the last good one (pollConfig).
+  if (auto st = config_.load(); !st) return makeError("--config: " + st.error().message);
   if (!opts_.configFile.empty()) {
-    // The NodeSLO strategies that read it arrive with the QoS engine; an unreadable
-    // file is still an operator error worth refusing at start.
-    auto text = readFile(opts_.configFile);
-    if (!text) return makeError("--config: " + text.error().message);
+    KLOG_INFO << "NodeSLO config loaded from " << opts_.configFile << ": suppress "
+              << (config_.current().threshold.enable ? "enabled" : "disabled") << " ("
+              << toString(config_.current().threshold.cpuSuppressPolicy) << ", "
+              << config_.current().threshold.cpuSuppressThresholdPercent << "%), cpu burst "
+              << toString(config_.current().cpuBurst.policy);
+  }
+  if (!opts_.nodeReservation.empty()) {
+    auto r = parseNodeReservation(opts_.nodeReservation);
+    if (!r) return makeError("--node-reservation: " + r.error().message);
+    reservation_ = *r;
+  }
+  if (auto topo = readCpuTopology(opts_.paths)) {
+    topology_ = std::move(*topo);
+    exporter_.setFeatureSupported("cpu_topology", true);
+  } else {
+    // Without the topology CPU suppress cannot pick CPUs nor know the capacity:
+    // the QoS strategies stay off, the rest of the agent runs.
+    KLOG_WARNING << "CPU topology unreadable, CPU QoS strategies are off: " << topo.error().message;
+    exporter_.setFeatureSupported("cpu_topology", false);
   }
 
   // Running on a host whose cgroups are not where --cgroup-root-dir says: ask
@@ -98,6 +118,7 @@ Status Agent::start() {
   server_.route("/metrics", [this] { return serveMetrics(); });
   server_.route("/healthz", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; });
   server_.route("/readyz", [this] { return serveReadyz(); });
+  server_.route("/config", [this] { return serveConfig(); });
   if (auto st = server_.listen(opts_.addr); !st) return st;
 
   exporter_.setStartTime(unixSeconds(clock_->wallNow()));
@@ -159,9 +180,91 @@ void Agent::scheduleCollect() {
 }
 
 void Agent::collectOnce() {
+  pollConfig();
   collectNode();
   collectPods();
   exporter_.recordCache(cache_.seriesCount(), cache_.bytesUsed());
+  runQos();
+}
+
+void Agent::pollConfig() {
+  if (!opts_.configFile.empty()) {
+    if (config_.poll()) KLOG_INFO << "NodeSLO config reloaded from " << opts_.configFile;
+    configLastGood_ = config_.lastError().empty();
+  }
+  exporter_.recordConfig(config_.generation(), config_.reloadErrors(), configLastGood_);
+}
+
+void Agent::startQos() {
+  if (executor_ || !layout_) return;
+  ExecutorConfig ec;
+  ec.cgroupRoot = opts_.paths.cgroupRoot;
+  ec.forceUpdate = std::chrono::seconds(std::max(opts_.resourceForceUpdateSeconds, 1));
+  ec.dryRun = opts_.dryRun;
+  ec.pageSize = sys_.pageSize;
+  if (!opts_.auditLogDir.empty()) {
+    std::error_code err;
+    std::filesystem::create_directories(opts_.auditLogDir, err);
+    if (err) {
+      KLOG_WARNING << "audit log off: cannot create " << opts_.auditLogDir << ": " << err.message();
+    } else {
+      ec.auditPath = HostPaths::join(opts_.auditLogDir, "audit.log");
+      // The live file and one rotated file share the budget.
+      ec.auditMaxBytes =
+          static_cast<size_t>(std::max(opts_.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
+    }
+  }
+  const KnobSupport support = KnobSupport::probe(opts_.paths.cgroupRoot, *layout_);
+  executor_ = std::make_unique<Executor>(ec, *layout_, support, *clock_, failures_);
+  executor_->onWrite([this](const char* status, double millis) {
+    exporter_.recordResourceUpdate(status, millis);
+  });
+  exporter_.setFeatureSupported("cpu_burst", support.has(Knob::kCpuBurst));
+  if (!topology_) return;
+  QosManagerConfig qc;
+  qc.cgroupRoot = opts_.paths.cgroupRoot;
+  qc.suppressInterval = std::chrono::seconds(opts_.cpuSuppressIntervalSeconds);
+  qc.burstInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  qc.suppressGate = opts_.featureGates.enabled("BECPUSuppress");
+  qc.burstGate = opts_.featureGates.enabled("CPUBurst");
+  qc.reservation = reservation_;
+  qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
+                                                                  : CpuManagerPolicy::kNone;
+  qos_ =
+      std::make_unique<QosManager>(qc, *layout_, *topology_, *executor_, *clock_,
+                                   static_cast<uint32_t>(clock_->now().time_since_epoch().count()));
+  KLOG_INFO << "QoS manager: CPU suppress " << (qc.suppressGate ? "gate on" : "gate off")
+            << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
+            << (qc.burstGate ? "gate on" : "gate off") << " every "
+            << opts_.reconcileIntervalSeconds << "s, " << topology_->count() << " CPUs"
+            << (opts_.dryRun ? ", dry-run" : "");
+}
+
+void Agent::runQos() {
+  if (!qos_) return;
+  // Until the kubelet has answered once, the pod list is empty, not known: a
+  // strategy would read "no pods" and recover or suppress on nothing.
+  if (!informer_.synced()) return;
+  QosRound round = qos_->runDue(informer_.pods(), cache_, config_.current());
+  if (round.suppress) {
+    const SuppressResult& r = *round.suppress;
+    exporter_.recordSuppress(toString(r.policy), r.suppressCores, r.lsUsedCores, r.beUsedCores);
+    exporter_.recordStrategy("cpu_suppress", round.suppressSeconds.value_or(0));
+    KLOG_V(4) << "cpu suppress: " << (r.skipped.empty() ? "applied" : r.skipped) << ", "
+              << r.writes.size() << " intended writes";
+  }
+  if (round.burst) {
+    for (const BurstMetric& m : round.burst->metrics) {
+      exporter_.recordScaledCfs(
+          {m.pod->ns, m.pod->name, m.containerId, m.container->name, m.burstUs, m.quotaUs});
+    }
+    exporter_.endBurstRound();
+    exporter_.recordStrategy("cpu_burst", round.burstSeconds.value_or(0));
+    for (const Error& e : round.burst->errors) {
+      failures_.failure("cpu burst annotation " + failureKey(e.message), Severity::kWarning,
+                        e.message);
+    }
+  }
 }
 
 void Agent::collectNode() {
@@ -214,6 +317,7 @@ bool Agent::ensureLayout() {
   }
   failures_.success("cgroup layout");
   layout_.emplace(*version, *driver);
+  startQos();
   KLOG_INFO << "cgroup " << toString(*version) << ", driver " << toString(*driver)
             << ", kubepods at " << layout_->kubeRootDir();
   PodCollector::Config config;
@@ -304,6 +408,27 @@ HttpResponse Agent::serveMetrics() {
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_.render()};
 }
 
+// GET /config: the effective NodeSLO config (defaults merged with --config), the
+// feature gates and what the QoS manager runs, as JSON.
+HttpResponse Agent::serveConfig() const {
+  nlohmann::json j = config_.toJson();
+  nlohmann::json gates = nlohmann::json::object();
+  for (const auto& [name, on] : opts_.featureGates.effective()) gates[name] = on;
+  j["featureGates"] = std::move(gates);
+  const auto& spec = config_.current();
+  nlohmann::json strategies;
+  strategies["cpuSuppress"] = {
+      {"running", qos_ != nullptr && opts_.cpuSuppressIntervalSeconds > 0 &&
+                      opts_.featureGates.enabled("BECPUSuppress") && spec.threshold.enable},
+      {"intervalSeconds", opts_.cpuSuppressIntervalSeconds}};
+  strategies["cpuBurst"] = {{"running", qos_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
+                                            opts_.featureGates.enabled("CPUBurst")},
+                            {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  j["strategies"] = std::move(strategies);
+  j["dryRun"] = opts_.dryRun;
+  return HttpResponse{200, "application/json", j.dump(2) + "\n"};
+}
+
 // /readyz turns 200 after the first full node collection. Its body states each
 // part; parts that are optional (kubelet, NRI, PSI) never make it 503.
 HttpResponse Agent::serveReadyz() const {
@@ -338,6 +463,19 @@ HttpResponse Agent::serveReadyz() const {
   body << "cgroup layout: "
        << (layout_ ? std::string(toString(layout_->version())) + ", " + toString(layout_->driver())
                    : std::string("unknown (no kubepods tree yet)"))
+       << "\n";
+  body << "config: "
+       << (opts_.configFile.empty()
+               ? std::string("defaults (no --config)")
+               : opts_.configFile + ", generation " + std::to_string(config_.generation()) +
+                     (config_.lastError().empty()
+                          ? std::string()
+                          : ", last reload rejected (" + config_.lastError() + ")"))
+       << "\n";
+  body << "qos: "
+       << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "")
+                : std::string(!topology_ ? "off (no CPU topology)"
+                                         : "waiting for the cgroup layout"))
        << "\n";
   body << "nri: "
        << (opts_.enableNriRuntimeHook ? "not connected (plugin not in this build)" : "disabled")

@@ -25,6 +25,8 @@
 #include "metrics/node_collector.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
+#include "qos/config_watcher.h"
+#include "qos/qos_manager.h"
 
 namespace koord {
 
@@ -48,6 +50,7 @@ class Agent {
   bool ready() const { return ready_; }
   uint16_t httpPort() const { return server_.port(); }
   const MetricCache& cache() const { return cache_; }
+  const ConfigWatcher& config() const { return config_; }
 
  private:
   void scheduleCollect();
@@ -61,9 +64,14 @@ class Agent {
                         std::set<std::string>& failing);
   void cacheNode(const NodeSample& s);
   void cachePods(const PodsSample& s);
+  // The executor and the QoS manager, once the cgroup layout is known.
+  void startQos();
+  void runQos();
+  void pollConfig();
 
   HttpResponse serveMetrics();
   HttpResponse serveReadyz() const;
+  HttpResponse serveConfig() const;
   KubeletClientConfig kubeletConfig() const;
 
   boost::asio::io_context& io_;
@@ -84,6 +92,13 @@ class Agent {
   std::optional<CgroupLayout> layout_;
   std::unique_ptr<PodCollector> podCollector_;
   MetricCache cache_;
+
+  ConfigWatcher config_;
+  bool configLastGood_ = true;
+  NodeReservation reservation_;
+  std::optional<CpuTopology> topology_;  // nullopt: unreadable, CPU strategies off
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<QosManager> qos_;
 
   boost::asio::steady_timer collectTimer_;
   std::chrono::steady_clock::time_point nextCollect_{};

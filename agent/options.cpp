@@ -5,6 +5,7 @@
 
 #include "agent/duration.h"
 #include "agent/flag_set.h"
+#include "agent/quote.h"
 
 namespace koord {
 namespace {
@@ -287,10 +288,11 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                     "Write buffer of the head chunks mapper, in bytes.");
 
   // §1.5 QoS manager.
-  fs.notImplemented("reconcile-interval-seconds", T::kInt, "1",
-                    "Period of BE cgroup reconcile, in seconds.");
-  fs.notImplemented("cpu-suppress-interval-seconds", T::kInt, "1",
-                    "Period of BE CPU suppress, in seconds.");
+  fs.intVar(&o.reconcileIntervalSeconds, "reconcile-interval-seconds",
+            "Period of the CPU burst strategy (and later cgroup reconcile), in seconds; "
+            "<= 0 disables it.");
+  fs.intVar(&o.cpuSuppressIntervalSeconds, "cpu-suppress-interval-seconds",
+            "Period of BE CPU suppress, in seconds; <= 0 disables it.");
   fs.notImplemented("cpu-evict-interval-seconds", T::kInt, "1",
                     "Period of CPU-based eviction, in seconds.");
   fs.notImplemented("memory-evict-interval-seconds", T::kInt, "1",
@@ -348,10 +350,12 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                     "Do not set cfs quota to -1 for cpuset pods.");
 
   // §1.5 audit.
-  fs.notImplemented("audit-log-dir", T::kString, "/var/log/koordlet",
-                    "Directory of the audit log.");
+  fs.stringVar(&o.auditLogDir, "audit-log-dir",
+               "Directory of the audit log of cgroup writes (audit.log, JSON lines); \"\" "
+               "turns it off.");
   fs.notImplemented("audit-verbose", T::kInt, "3", "Verbosity of the audit log.");
-  fs.notImplemented("audit-max-disk-space-mb", T::kInt, "16", "Disk space of the audit log, MB.");
+  fs.intVar(&o.auditMaxDiskSpaceMb, "audit-max-disk-space-mb",
+            "Disk space of the audit log, MB: the live file and one rotated file, each half.");
   fs.notImplemented("audit-max-concurrent-readers", T::kInt, "4",
                     "Concurrent readers of the audit log.");
   fs.notImplemented("audit-max-events-limit", T::kInt, "2048",
@@ -404,7 +408,24 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
 
   // Our own.
   fs.boolVar(&o.dryRun, "dry-run", "Compute and log cgroup writes without performing them.");
-  fs.stringVar(&o.configFile, "config", "NodeSLO spec file (YAML or JSON).");
+  fs.stringVar(&o.configFile, "config",
+               "NodeSLO spec file (YAML or JSON: a spec, a NodeSLO object or the "
+               "slo-controller-config ConfigMap), merged over koordlet's defaults and "
+               "reloaded when it changes.");
+  fs.stringVar(&o.nodeReservation, "node-reservation",
+               "What the node keeps for itself, in the JSON of the node.koordinator.sh/reservation "
+               "annotation ({\"resources\":{\"cpu\":\"2\"},\"reservedCPUs\":\"0-1\"}); CPU "
+               "suppress never gives these to BE pods.");
+  fs.funcVar("kubelet-cpu-manager-policy", "string", o.kubeletCpuManagerPolicy,
+             "The kubelet's --cpu-manager-policy (none or static): with static, CPU suppress "
+             "leaves BE pod cpusets whole and narrows only containers.",
+             [&o](std::string_view v) -> Status {
+               if (v != "none" && v != "static") {
+                 return makeError("must be none or static, not " + quoteText(v, 40));
+               }
+               o.kubeletCpuManagerPolicy = std::string(v);
+               return Ok{};
+             });
   fs.funcVar("metric-cache-node-retention", "duration", durationText(o.metricCacheNodeRetention),
              "How long the in-memory metric cache keeps node-level samples; must be > 0.",
              positiveDuration(&o.metricCacheNodeRetention));
@@ -433,7 +454,6 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
         // The node address comes from NODE_IP or --kubelet-addr (there is no Node
         // informer to pick an address type from).
         "kubelet-preferred-address-type",
-        "resource-force-update-seconds",      // CPU QoS milestone (executor)
         "runtime-hooks-nri-socket-path",      // NRI milestone
         "runtime-hooks-nri-plugin-name",      // NRI milestone
         "runtime-hooks-nri-plugin-index",     // NRI milestone

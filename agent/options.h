@@ -48,8 +48,13 @@ struct Options {
   std::string kubeletTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string kubeletCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
   bool kubeletSkipTlsVerify = false;
+  // QoS manager (§1.5)
+  int reconcileIntervalSeconds = 1;     // CPU burst
+  int cpuSuppressIntervalSeconds = 1;   // CPU suppress
   // Executor
   int resourceForceUpdateSeconds = 60;
+  std::string auditLogDir = "/var/log/koordlet";
+  int auditMaxDiskSpaceMb = 16;
   // NRI
   bool enableNriRuntimeHook = true;
   std::string runtimeHooksNriSocketPath = "nri/nri.sock";
@@ -61,7 +66,9 @@ struct Options {
   bool logToStderr = true;
   // Our own
   bool dryRun = false;
-  std::string configFile;  // --config: NodeSLO spec (used from the QoS issue on)
+  std::string configFile;  // --config: NodeSLO spec
+  std::string nodeReservation;  // --node-reservation: the reservation annotation's JSON
+  std::string kubeletCpuManagerPolicy = "none";
   // In-memory metric cache (koordlet keeps a TSDB instead; these bound our rings).
   std::chrono::nanoseconds metricCacheNodeRetention = std::chrono::minutes(30);
   std::chrono::nanoseconds metricCachePodRetention = std::chrono::minutes(5);

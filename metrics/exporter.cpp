@@ -54,7 +54,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
                                    "the container limits of resources updated by koordinator")),
       podPsi_(gaugeFamily(*registry_, "koordlet_pod_psi", "Pod psi collected by koordlet")),
       containerPsi_(gaugeFamily(*registry_, "koordlet_container_psi",
-                                "Container psi collected by koordlet")) {
+                                "Container psi collected by koordlet")),
+      scaledBurst_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_burst_us",
+                               "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
+      scaledQuota_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_quota_us",
+                               "cpu.cfs_quota_us the CPU burst strategy intends for a container")) {
   auto& reg = *registry_;
   const prometheus::Labels node{{"node", node_}};
 
@@ -109,6 +113,43 @@ Exporter::Exporter(std::string nodeName, std::string version)
                           .Name("koordlet_collector_errors_total")
                           .Help("Errors met by a collector: files unreadable or malformed")
                           .Register(reg);
+  resourceUpdate_ = &BuildHistogram()
+                         .Name("koordlet_resource_update_duration_milliseconds")
+                         .Help("Time of one cgroup write attempt by the executor (read, compare, write), by outcome")
+                         .Register(reg);
+  beSuppress_ = &BuildGauge()
+                     .Name("koordlet_be_suppress_cpu_cores")
+                     .Help("CPU cores best-effort pods may use under CPU suppress, by policy")
+                     .Register(reg);
+  beSuppressLs_ = &BuildGauge()
+                       .Name("koordlet_be_suppress_ls_used_cpu_cores")
+                       .Help("CPU cores used by non-BE pods, as CPU suppress saw them")
+                       .Register(reg)
+                       .Add(node);
+  beSuppressBe_ = &BuildGauge()
+                       .Name("koordlet_be_suppress_be_used_cpu_cores")
+                       .Help("CPU cores used by BE pods, as CPU suppress saw them")
+                       .Register(reg)
+                       .Add(node);
+  strategyDuration_ = &BuildGauge()
+                           .Name("koordlet_qos_strategy_duration_seconds")
+                           .Help("Duration of the last run of a QoS strategy, writes included")
+                           .Register(reg);
+  configGeneration_ = &BuildGauge()
+                           .Name("koordlet_config_generation")
+                           .Help("Loads of the --config file accepted so far (1 after start)")
+                           .Register(reg)
+                           .Add(node);
+  configErrors_ = &BuildCounter()
+                       .Name("koordlet_config_reload_errors_total")
+                       .Help("Reloads of the --config file rejected; the last good config stays")
+                       .Register(reg)
+                       .Add(node);
+  configGood_ = &BuildGauge()
+                     .Name("koordlet_config_last_reload_successful")
+                     .Help("1 when the last read of the --config file was accepted, else 0")
+                     .Register(reg)
+                     .Add(node);
   kubeletUp_ = &BuildGauge()
                     .Name("koordlet_kubelet_up")
                     .Help("Whether the kubelet answered the last probe (pods are known)")
@@ -432,6 +473,63 @@ std::string Exporter::render() const {
   std::ostringstream os;
   prometheus::TextSerializer().Serialize(os, registry_->Collect());
   return os.str();
+}
+
+}  // namespace koord
+
+namespace koord {
+
+void Exporter::recordResourceUpdate(const char* status, double millis) {
+  // koordlet's buckets: 0.01 × 4^k, k = 0..7.
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.01, 0.04, 0.16, 0.64, 2.56, 10.24, 40.96, 163.84};
+  auto it = resourceUpdateByStatus_.find(status);
+  if (it == resourceUpdateByStatus_.end()) {
+    auto& h = resourceUpdate_->Add({{"type", "cgroup"}, {"status", status}}, kBuckets);
+    it = resourceUpdateByStatus_.emplace(status, &h).first;
+  }
+  it->second->Observe(millis);
+}
+
+void Exporter::recordSuppress(const std::string& policy, std::optional<double> cores,
+                              std::optional<double> lsUsed, std::optional<double> beUsed) {
+  for (const char* type : {"cpuset", "cfsQuota"}) {
+    const prometheus::Labels labels{{"node", node_}, {"type", type}};
+    if (cores && policy == type) {
+      beSuppress_->Add(labels).Set(*cores);
+    } else if (beSuppress_->Has(labels)) {
+      beSuppress_->Remove(&beSuppress_->Add(labels));
+    }
+  }
+  if (lsUsed) beSuppressLs_->Set(*lsUsed);
+  if (beUsed) beSuppressBe_->Set(*beUsed);
+}
+
+void Exporter::recordScaledCfs(const ScaledCfs& c) {
+  auto labels = [&] {
+    return prometheus::Labels{{"node", node_},
+                              {"pod_namespace", c.podNamespace},
+                              {"pod_name", c.podName},
+                              {"container_id", c.containerId},
+                              {"container_name", c.containerName}};
+  };
+  if (c.burstUs) scaledBurst_.set(c.containerId, labels, static_cast<double>(*c.burstUs));
+  if (c.quotaUs) scaledQuota_.set(c.containerId, labels, static_cast<double>(*c.quotaUs));
+}
+
+void Exporter::endBurstRound() {
+  scaledBurst_.sweep();
+  scaledQuota_.sweep();
+}
+
+void Exporter::recordStrategy(const std::string& strategy, double seconds) {
+  strategyDuration_->Add({{"node", node_}, {"strategy", strategy}}).Set(seconds);
+}
+
+void Exporter::recordConfig(uint64_t generation, uint64_t reloadErrors, bool lastReadGood) {
+  configGeneration_->Set(static_cast<double>(generation));
+  mirror(*configErrors_, configErrorsLast_, static_cast<double>(reloadErrors));
+  configGood_->Set(lastReadGood ? 1 : 0);
 }
 
 }  // namespace koord

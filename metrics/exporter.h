@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -78,6 +79,29 @@ class Exporter {
   void recordPods(const PodsSample& sample);
   void recordCache(size_t series, size_t bytes);
 
+  // --- QoS manager and executor ---
+  // One attempted cgroup write: koordlet_resource_update_duration_milliseconds
+  // {type="cgroup", status}, koordlet's buckets 0.01 × 4^k.
+  void recordResourceUpdate(const char* status, double millis);
+  // One CPU suppress round: koordlet_be_suppress_cpu_cores{type} (the policy in
+  // force; the other policy's series is removed), and the LS/BE used cores it saw.
+  // nullopt values leave the series out (no suppression computed this round).
+  void recordSuppress(const std::string& policy, std::optional<double> cores,
+                      std::optional<double> lsUsed, std::optional<double> beUsed);
+  // One CPU burst round: per container the burst and quota it intends
+  // (koordlet_container_scaled_cfs_burst_us / _quota_us); call endBurstRound()
+  // after the last container so containers no longer handled lose their series.
+  struct ScaledCfs {
+    std::string podNamespace, podName, containerId, containerName;
+    std::optional<int64_t> burstUs, quotaUs;
+  };
+  void recordScaledCfs(const ScaledCfs& c);
+  void endBurstRound();
+  void recordStrategy(const std::string& strategy, double seconds);
+  // The --config file: generation of the config in force, rejected reloads, and
+  // whether the last read of the file was accepted.
+  void recordConfig(uint64_t generation, uint64_t reloadErrors, bool lastReadGood);
+
   // The text exposition format (version 0.0.4).
   std::string render() const;
   prometheus::Registry& registry() { return *registry_; }
@@ -116,6 +140,18 @@ class Exporter {
   SweptGauges podPsi_;
   SweptGauges containerPsi_;
   prometheus::Family<prometheus::Gauge>* beCpu_;
+  prometheus::Family<prometheus::Histogram>* resourceUpdate_;
+  std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
+  prometheus::Family<prometheus::Gauge>* beSuppress_;
+  prometheus::Gauge* beSuppressLs_;
+  prometheus::Gauge* beSuppressBe_;
+  SweptGauges scaledBurst_;
+  SweptGauges scaledQuota_;
+  prometheus::Family<prometheus::Gauge>* strategyDuration_;
+  prometheus::Gauge* configGeneration_;
+  prometheus::Counter* configErrors_;
+  double configErrorsLast_ = 0;
+  prometheus::Gauge* configGood_;
   prometheus::Gauge* cacheSeries_;
   prometheus::Gauge* cacheBytes_;
 

@@ -186,6 +186,18 @@ void MetricCache::append(MetricKind kind, std::string_view owner, std::string_vi
   cell = stored;
 }
 
+std::optional<MetricCache::Point> MetricCache::latest(const SeriesKey& key) const {
+  const auto it = series_.find(key);
+  if (it == series_.end() || it->second.filled == 0) return std::nullopt;
+  const Ring& ring = it->second;
+  // append() never leaves the newest slot empty (NaN is refused), so lastSlot holds
+  // the newest point.
+  const float v = ring.values[positionOf(ring.lastSlot, ring.values.size())];
+  if (std::isnan(v)) return std::nullopt;
+  const auto offset = std::chrono::nanoseconds(ring.lastSlot * config_.interval.count());
+  return Point{v, epoch_ + std::chrono::duration_cast<Clock::Monotonic::duration>(offset)};
+}
+
 std::optional<double> MetricCache::query(const SeriesKey& key, Aggregation agg,
                                          Clock::Monotonic from, Clock::Monotonic to) const {
   const auto it = series_.find(key);

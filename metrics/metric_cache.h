@@ -83,6 +83,15 @@ class MetricCache {
   std::optional<double> query(const SeriesKey& key, Aggregation agg, Clock::Monotonic from,
                               Clock::Monotonic to) const;
 
+  // The newest point of a series with its time (the centre of its slot, so within
+  // half an interval of when it was taken); nullopt when the series has none.
+  // Strategies judge freshness from it (koordlet: "last" samples at most 2 s old).
+  struct Point {
+    double value;
+    Clock::Monotonic at;
+  };
+  std::optional<Point> latest(const SeriesKey& key) const;
+
   // Frees every series of owners not in `live` (pods or containers that are gone).
   // Node-level series are never dropped. Returns the number of series freed.
   size_t retainOwners(const std::set<std::string, std::less<>>& live);

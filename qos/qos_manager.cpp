@@ -1,1 +1,193 @@
 #include "qos/qos_manager.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "agent/log.h"
+
+namespace koord {
+
+namespace {
+
+constexpr const char* kResourceStatus = "scheduling.koordinator.sh/resource-status";
+
+std::optional<Sample> sampleOf(const MetricCache& cache, MetricKind kind,
+                               const std::string& owner) {
+  auto p = cache.latest(SeriesKey{kind, owner, ""});
+  if (!p) return std::nullopt;
+  return Sample{p->value, p->at};
+}
+
+// CurrentValues through the executor's reader, memoised for one round: a strategy
+// may ask for the same file twice, and nothing writes between its reads.
+class ExecutorValues final : public CurrentValues {
+ public:
+  explicit ExecutorValues(const Executor& executor) : executor_(&executor) {}
+  std::optional<KnobValue> get(const std::string& dir, Knob knob) const override {
+    auto key = std::make_pair(dir, knob);
+    auto it = memo_.find(key);
+    if (it == memo_.end()) {
+      auto v = executor_->read(dir, knob);
+      it = memo_.emplace(std::move(key), v ? std::optional<KnobValue>(*v) : std::nullopt).first;
+    }
+    return it->second;
+  }
+
+ private:
+  const Executor* executor_;
+  mutable std::map<std::pair<std::string, Knob>, std::optional<KnobValue>> memo_;
+};
+
+double secondsSince(const Clock& clock, Clock::Monotonic start) {
+  return std::chrono::duration<double>(clock.now() - start).count();
+}
+
+void add(ExecutorStats& total, const ExecutorStats& s) {
+  total.written += s.written;
+  total.unchanged += s.unchanged;
+  total.unsupported += s.unsupported;
+  total.vanished += s.vanished;
+  total.invalid += s.invalid;
+  total.denied += s.denied;
+  total.failed += s.failed;
+  total.refused += s.refused;
+}
+
+}  // namespace
+
+QosManager::QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology topology,
+                       Executor& executor, const Clock& clock, uint32_t burstSeed)
+    : config_(std::move(config)),
+      layout_(std::move(layout)),
+      topology_(std::move(topology)),
+      executor_(&executor),
+      clock_(&clock),
+      burst_(burstSeed) {}
+
+bool QosManager::due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
+                     Clock::Monotonic now) const {
+  if (interval.count() <= 0) return false;
+  // A quarter interval of slack: collection rounds arrive with jitter, and a
+  // strategy due 5 ms from now must not wait a whole extra round.
+  if (last && now - *last < interval - interval / 4) return false;
+  last = now;
+  return true;
+}
+
+const std::vector<int>& QosManager::pinnedCpus(const Pod& pod) const {
+  static const std::vector<int> kNone;
+  auto ann = pod.annotations.find(kResourceStatus);
+  if (ann == pod.annotations.end()) {
+    pinned_.erase(pod.uid);
+    return kNone;
+  }
+  auto& entry = pinned_[pod.uid];
+  if (entry.first != ann->second || (entry.first.empty() && entry.second.empty())) {
+    entry.first = ann->second;
+    auto cpus = parseResourceStatusCpuset(ann->second);
+    // A bad annotation pins nothing; the scheduler owns it, so there is nothing the
+    // agent could fix, and the pod runs unpinned as far as suppress is concerned.
+    entry.second = cpus ? *cpus : std::vector<int>{};
+  }
+  return entry.second;
+}
+
+void QosManager::listBesteffort(QosSnapshot& snap) const {
+  namespace fs = std::filesystem;
+  const std::string root = layout_.filePath(config_.cgroupRoot, "cpuset", snap.besteffortDir, "");
+  std::error_code err;
+  // A missing or unreadable dir lists nothing: the kubelet has not made it yet, or
+  // this is a test tree; the writes to known dirs still go out.
+  for (fs::directory_iterator pod(root, err), end; !err && pod != end; pod.increment(err)) {
+    std::error_code typeErr;
+    if (!pod->is_directory(typeErr)) continue;
+    const std::string podName = pod->path().filename().string();
+    const std::string podDir = snap.besteffortDir + "/" + podName;
+    snap.besteffortPodDirs.push_back(podDir);
+    std::error_code innerErr;
+    for (fs::directory_iterator c(pod->path(), innerErr), cend; !innerErr && c != cend;
+         c.increment(innerErr)) {
+      std::error_code cErr;
+      if (c->is_directory(cErr)) {
+        snap.besteffortContainerDirs.push_back(podDir + "/" + c->path().filename().string());
+      }
+    }
+  }
+  std::sort(snap.besteffortPodDirs.begin(), snap.besteffortPodDirs.end());
+  std::sort(snap.besteffortContainerDirs.begin(), snap.besteffortContainerDirs.end());
+}
+
+QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache& cache) const {
+  QosSnapshot snap;
+  snap.at = clock_->now();
+  snap.topology = topology_;
+  snap.reservation = config_.reservation;
+  snap.cpuManagerPolicy = config_.cpuManagerPolicy;
+  snap.nodeCpuCores = sampleOf(cache, MetricKind::kNodeCpuCores, "");
+  const auto window =
+      std::min<std::chrono::nanoseconds>(5 * config_.burstInterval, std::chrono::seconds(10));
+  snap.nodeCpuAvgCores = cache.query(
+      SeriesKey{MetricKind::kNodeCpuCores, "", ""}, Aggregation::kAvg,
+      snap.at - std::chrono::duration_cast<Clock::Monotonic::duration>(window), snap.at);
+  snap.besteffortDir = layout_.qosDir(KubeQos::kBestEffort);
+  if (!config_.cgroupRoot.empty()) listBesteffort(snap);
+
+  std::set<std::string> live;
+  snap.pods.reserve(pods.size());
+  for (const Pod& pod : pods) {
+    if (!isSafePathComponent(pod.uid)) continue;  // never a path from a hostile uid
+    live.insert(pod.uid);
+    PodView view;
+    view.pod = &pod;
+    view.qos = pod.qosWithDefault();
+    view.dir = layout_.podDir(pod.kubeQos, pod.uid);
+    view.cpuCores = sampleOf(cache, MetricKind::kPodCpuCores, pod.uid);
+    view.pinnedCpus = pinnedCpus(pod);
+    view.containers.reserve(pod.containers.size());
+    for (const Container& c : pod.containers) {
+      ContainerView cv;
+      cv.container = &c;
+      if (!c.id.empty()) {
+        cv.id = c.runtime + "://" + c.id;
+        if (auto dir = layout_.containerDir(view.dir, c.runtime, c.id)) cv.dir = *dir;
+        cv.cpuCores = sampleOf(cache, MetricKind::kContainerCpuCores, cv.id);
+        cv.throttledRatio = sampleOf(cache, MetricKind::kContainerCpuThrottledRatio, cv.id);
+      }
+      view.containers.push_back(std::move(cv));
+    }
+    snap.pods.push_back(std::move(view));
+  }
+  std::erase_if(pinned_, [&](const auto& kv) { return !live.contains(kv.first); });
+  return snap;
+}
+
+QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cache,
+                            const NodeSloSpec& spec) {
+  QosRound round;
+  const Clock::Monotonic now = clock_->now();
+  const bool runSuppress = due(lastSuppress_, config_.suppressInterval, now);
+  const bool runBurst = due(lastBurst_, config_.burstInterval, now);
+  if (!runSuppress && !runBurst) return round;
+
+  const QosSnapshot snap = snapshot(pods, cache);
+  if (runSuppress) {
+    const auto start = clock_->now();
+    ExecutorValues current(*executor_);
+    // koordlet: the gate and NodeSLO's resourceUsedThresholdWithBE.enable must both be on.
+    const bool enabled = config_.suppressGate && spec.threshold.enable;
+    round.suppress = suppress_.run(snap, spec.threshold, enabled, current);
+    add(round.writes, executor_->apply(round.suppress->writes));
+    round.suppressSeconds = secondsSince(*clock_, start);
+  }
+  if (runBurst) {
+    const auto start = clock_->now();
+    ExecutorValues current(*executor_);
+    round.burst = burst_.run(snap, spec.cpuBurst, config_.burstGate, current);
+    add(round.writes, executor_->apply(round.burst->writes));
+    round.burstSeconds = secondsSince(*clock_, start);
+  }
+  return round;
+}
+
+}  // namespace koord

@@ -1,0 +1,96 @@
+// QosManager: runs the QoS strategies on their intervals and hands their intended
+// writes to the one executor. It gathers each strategy's snapshot from the pod
+// list, the metric cache (the newest samples, with their times), the CPU topology
+// and the node's reservation, and reads the current knob values a strategy steps
+// from through the executor.
+//
+// Scheduling: the agent calls runDue() right after each collection round, and a
+// strategy runs when its interval has elapsed since its last run (within a quarter
+// interval of jitter). A strategy therefore never runs more often than new samples
+// arrive, and acts on samples at most one collection old: an LS load step reaches
+// the BE cgroups within two collection intervals.
+//
+// One owner per knob per cgroup, so two strategies can never fight over a value:
+//   cpu-suppress  besteffort dir: cpu.cfs_quota_us, cpuset.cpus;
+//                 BE pod and container dirs: cpuset.cpus
+//   cpu-burst     pod and container dirs of pods that are not LSE/LSR/BE:
+//                 cpu.cfs_burst_us, cpu.cfs_quota_us
+// The sets are disjoint by construction (BE pods and the besteffort dir belong to
+// suppress, every other pod to burst); the executor refuses a second owner, so a
+// future overlap shows as refused writes, not as a tug of war.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/clock.h"
+#include "agent/pod.h"
+#include "cgroupfs/executor.h"
+#include "cgroupfs/layout.h"
+#include "metrics/cpu_topology.h"
+#include "metrics/metric_cache.h"
+#include "qos/cpu_burst.h"
+#include "qos/cpu_suppress.h"
+#include "qos/slo_config.h"
+#include "qos/snapshot.h"
+
+namespace koord {
+
+struct QosManagerConfig {
+  std::string cgroupRoot;  // --cgroup-root-dir: where the besteffort tree is listed
+  std::chrono::nanoseconds suppressInterval =
+      std::chrono::seconds(1);  // --cpu-suppress-interval-seconds
+  std::chrono::nanoseconds burstInterval = std::chrono::seconds(1);  // --reconcile-interval-seconds
+  bool suppressGate = true;                                          // BECPUSuppress
+  bool burstGate = true;                                             // CPUBurst
+  NodeReservation reservation;
+  CpuManagerPolicy cpuManagerPolicy = CpuManagerPolicy::kNone;
+};
+
+struct QosRound {
+  std::optional<SuppressResult> suppress;  // set when suppress ran this round
+  std::optional<double> suppressSeconds;
+  std::optional<BurstResult> burst;  // set when burst ran this round
+  std::optional<double> burstSeconds;
+  ExecutorStats writes;  // what the executor did with this round's writes
+};
+
+class QosManager {
+ public:
+  // A non-positive interval disables its strategy (koordlet: Enabled() = gate && interval > 0).
+  QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology topology, Executor& executor,
+             const Clock& clock, uint32_t burstSeed);
+
+  // Runs the strategies that are due, hands their writes to the executor.
+  QosRound runDue(const std::vector<Pod>& pods, const MetricCache& cache, const NodeSloSpec& spec);
+
+  // The snapshot a strategy would see now (tests, and GET /config's diagnostics).
+  QosSnapshot snapshot(const std::vector<Pod>& pods, const MetricCache& cache) const;
+
+  const QosManagerConfig& config() const { return config_; }
+
+ private:
+  bool due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
+           Clock::Monotonic now) const;
+  const std::vector<int>& pinnedCpus(const Pod& pod) const;
+  // The cgroups under the besteffort dir in the cpuset hierarchy, depth 1 and 2.
+  void listBesteffort(QosSnapshot& snap) const;
+
+  QosManagerConfig config_;
+  CgroupLayout layout_;
+  CpuTopology topology_;
+  Executor* executor_;
+  const Clock* clock_;
+  CpuSuppress suppress_;
+  CpuBurst burst_;
+  std::optional<Clock::Monotonic> lastSuppress_;
+  std::optional<Clock::Monotonic> lastBurst_;
+  // resource-status annotation text -> its CPUs, per pod uid (the pod list changes
+  // every sync, the annotation almost never; parse once).
+  mutable std::map<std::string, std::pair<std::string, std::vector<int>>> pinned_;
+};
+
+}  // namespace koord

@@ -120,7 +120,9 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "kubelet-ca-file",
                                             "kubelet-skip-tls-verify",
                                             "metric-cache-node-retention",
-                                            "metric-cache-pod-retention"};
+                                            "metric-cache-pod-retention",
+                                            "node-reservation",
+                                            "kubelet-cpu-manager-policy"};
 
 // A valid value for a flag, by the type usageText() shows for it.
 std::string sampleValue(const std::string& usage, const std::string& name) {
@@ -135,6 +137,7 @@ std::string sampleValue(const std::string& usage, const std::string& name) {
   if (type == "severity") return "INFO";
   if (type == "traceLocation") return "main.go:10";
   if (type == "pattern=N,...") return "foo*=2";
+  if (name == "kubelet-cpu-manager-policy") return "static";
   return "x";
 }
 
@@ -279,6 +282,12 @@ TEST_CASE("implemented flags set their option", "[options]") {
                       "--kubelet-ca-file=/ca",
                       "--kubelet-skip-tls-verify=true",
                       "--resource-force-update-seconds=5",
+                      "--reconcile-interval-seconds=3",
+                      "--cpu-suppress-interval-seconds=0",
+                      "--audit-log-dir=/a",
+                      "--audit-max-disk-space-mb=4",
+                      "--node-reservation={\"reservedCPUs\":\"0-1\"}",
+                      "--kubelet-cpu-manager-policy=static",
                       "--enable-nri-runtime-hook=false",
                       "--runtime-hooks-nri-socket-path=/run/nri.sock",
                       "--runtime-hooks-nri-plugin-name=p",
@@ -311,6 +320,12 @@ TEST_CASE("implemented flags set their option", "[options]") {
   CHECK(o.kubeletCaFile == "/ca");
   CHECK(o.kubeletSkipTlsVerify);
   CHECK(o.resourceForceUpdateSeconds == 5);
+  CHECK(o.reconcileIntervalSeconds == 3);
+  CHECK(o.cpuSuppressIntervalSeconds == 0);
+  CHECK(o.auditLogDir == "/a");
+  CHECK(o.auditMaxDiskSpaceMb == 4);
+  CHECK(o.nodeReservation == "{\"reservedCPUs\":\"0-1\"}");
+  CHECK(o.kubeletCpuManagerPolicy == "static");
   CHECK_FALSE(o.enableNriRuntimeHook);
   CHECK(o.runtimeHooksNriSocketPath == "/run/nri.sock");
   CHECK(o.runtimeHooksNriPluginName == "p");
@@ -323,7 +338,7 @@ TEST_CASE("implemented flags set their option", "[options]") {
   // Bound, but read only by later milestones' modules: still reported once each.
   CHECK(o.ignored ==
         std::vector<std::string>{"var-lib-kubelet-dir", "kubelet-preferred-address-type",
-                                 "resource-force-update-seconds", "runtime-hooks-nri-socket-path",
+                                 "runtime-hooks-nri-socket-path",
                                  "runtime-hooks-nri-plugin-name", "runtime-hooks-nri-plugin-index",
                                  "runtime-hooks-nri-connect-timeout", "logtostderr"});
 }
@@ -479,14 +494,16 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
         "kubelet-read-only-port", "collect-res-used-interval", "psi-collector-interval",
         "resource-force-update-seconds", "enable-nri-runtime-hook",
         "runtime-hooks-nri-connect-timeout", "v", "logtostderr", "dry-run", "config", "version",
-        "kubelet-secure-port", "kubelet-skip-tls-verify"}) {
+        "kubelet-secure-port", "kubelet-skip-tls-verify", "reconcile-interval-seconds",
+        "cpu-suppress-interval-seconds", "audit-log-dir", "audit-max-disk-space-mb",
+        "node-reservation", "kubelet-cpu-manager-policy"}) {
     INFO(implemented);
     const std::string e = entry(implemented);
     REQUIRE_FALSE(e.empty());
     CHECK(e.find(marker) == std::string::npos);
   }
   for (const char* ignored :
-       {"enable-pprof", "kubeconfig", "tsdb-path", "runtime-hooks-addr", "audit-log-dir",
+       {"enable-pprof", "kubeconfig", "tsdb-path", "runtime-hooks-addr", "audit-verbose",
         "prediction-training-interval", "vmodule", "stderrthreshold", "qos-extension-plugins",
         "runtime-hooks-disable-stages", "alsologtostderr"}) {
     INFO(ignored);
@@ -515,4 +532,16 @@ TEST_CASE("--logtostderr=false is reported: the agent always logs to stderr", "[
   auto fine = parseOptions({"--logtostderr=true"}, env);
   REQUIRE(fine.ok());
   CHECK(fine->ignored.empty());
+}
+
+TEST_CASE("--kubelet-cpu-manager-policy accepts only the kubelet's none and static", "[options]") {
+  Environment env;
+  env.hostname = "h";
+  auto o = parseOptions({}, env);
+  REQUIRE(o.ok());
+  CHECK(o->kubeletCpuManagerPolicy == "none");
+  auto bad = parseOptions({"--kubelet-cpu-manager-policy=dynamic"}, env);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("kubelet-cpu-manager-policy") != std::string::npos);
+  CHECK(bad.error().message.find("none or static") != std::string::npos);
 }

@@ -441,3 +441,20 @@ TEST_CASE("500 pods of 3 containers stay under 9 MiB at the default config", "[c
   CHECK(cache.bytesUsed() < 9u * 1024 * 1024);
   WARN("with the 7 node series: " << cache.bytesUsed() << " bytes");
 }
+
+TEST_CASE("latest gives the newest point with its slot time, so callers can judge freshness",
+          "[cache]") {
+  ManualClock clock;
+  const auto epoch = clock.now();
+  MetricCache cache(defaults(), epoch);
+  CHECK_FALSE(cache.latest(kNodeCpu).has_value());
+  cache.append(kNodeCpu, epoch + 3s + 100ms, 1.5);
+  cache.append(kNodeCpu, epoch + 5s - 200ms, 2.5);
+  auto p = cache.latest(kNodeCpu);
+  REQUIRE(p.has_value());
+  CHECK(p->value == Approx(2.5));
+  CHECK(p->at == epoch + 5s);  // the slot's centre, 200 ms from when it was taken
+  // A later round that produced no sample leaves the newest point where it was.
+  CHECK(cache.latest(kNodeCpu)->at == epoch + 5s);
+  CHECK_FALSE(cache.latest(kPodCpu).has_value());
+}

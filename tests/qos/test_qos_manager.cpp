@@ -1,0 +1,295 @@
+// The QoS manager end to end on a temp cgroup v1 tree: pods and cache samples in,
+// the strategies' writes through the real executor out, read back from the files.
+// The strategies' own rules are tested without files (test_cpu_suppress.cpp,
+// test_cpu_burst.cpp); here the plumbing is: which pods and dirs reach a
+// strategy, which samples count as fresh, when a strategy is due, and that the
+// writes land where the layout says.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "agent/read_file.h"
+#include "qos/qos_manager.h"
+#include "tests/support/temp_tree.h"
+
+using namespace koord;
+using namespace std::chrono_literals;
+
+namespace {
+
+const CgroupLayout kLayout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+
+CpuTopology fourCpus() {
+  CpuTopology t;
+  for (int i = 0; i < 4; ++i) t.cpus.push_back(CpuInfo{i, i, 0, 0});
+  return t;
+}
+
+Pod makePod(std::string uid, KubeQos kube, KoordQos koord, std::string cid,
+            std::optional<int64_t> cpuLimitMilli) {
+  Pod p;
+  p.uid = uid;
+  p.ns = "default";
+  p.name = "pod-" + uid;
+  p.phase = "Running";
+  p.kubeQos = kube;
+  p.koordQos = koord;
+  Container c;
+  c.name = "main";
+  c.runtime = "containerd";
+  c.id = std::move(cid);
+  c.limits.cpuMilli = cpuLimitMilli;
+  c.requests.cpuMilli = cpuLimitMilli;
+  p.containers.push_back(c);
+  return p;
+}
+
+std::string fileOf(const test::TempTree& tree, const std::string& subsystem,
+                   const std::string& dir, const std::string& file) {
+  auto text = readFile(tree.path(subsystem + "/" + dir + "/" + file));
+  REQUIRE(text.ok());
+  std::string s = *text;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+struct Fixture {
+  test::TempTree tree;
+  ManualClock clock;
+  FailureLog failures{clock, std::chrono::minutes(10)};
+  std::vector<Pod> pods;
+  std::string beDir, bePodDir, beCtrDir, lsPodDir, lsCtrDir;
+
+  Fixture() {
+    pods.push_back(makePod("be-1", KubeQos::kBestEffort, KoordQos::kBE, "bbb", std::nullopt));
+    pods.push_back(makePod("ls-1", KubeQos::kBurstable, KoordQos::kLS, "lll", 2000));
+    beDir = kLayout.qosDir(KubeQos::kBestEffort);
+    bePodDir = kLayout.podDir(KubeQos::kBestEffort, "be-1");
+    beCtrDir = *kLayout.containerDir(bePodDir, "containerd", "bbb");
+    lsPodDir = kLayout.podDir(KubeQos::kBurstable, "ls-1");
+    lsCtrDir = *kLayout.containerDir(lsPodDir, "containerd", "lll");
+    for (const auto& dir : {beDir, bePodDir, beCtrDir, lsPodDir, lsCtrDir}) {
+      tree.write("cpu/" + dir + "/cpu.cfs_quota_us", "-1\n");
+      tree.write("cpu/" + dir + "/cpu.cfs_period_us", "100000\n");
+      tree.write("cpu/" + dir + "/cpu.cfs_burst_us", "0\n");
+      tree.write("cpuset/" + dir + "/cpuset.cpus", "0-3\n");
+    }
+    tree.write("cpu/" + lsPodDir + "/cpu.cfs_quota_us", "200000\n");
+    tree.write("cpu/" + lsCtrDir + "/cpu.cfs_quota_us", "200000\n");
+    tree.write("cpu/kubepods/cpu.shares", "1024\n");
+    tree.write("cpuset/kubepods/cpuset.cpus", "0-3\n");
+  }
+
+  ExecutorConfig execConfig() const {
+    ExecutorConfig c;
+    c.cgroupRoot = tree.path();
+    return c;
+  }
+};
+
+// Node 2.0 cores, LS pod 1.0, BE pod 0.5, all sampled now.
+void fillCache(MetricCache& cache, Clock::Monotonic at) {
+  cache.append({MetricKind::kNodeCpuCores, "", ""}, at, 2.0);
+  cache.append({MetricKind::kPodCpuCores, "ls-1", ""}, at, 1.0);
+  cache.append({MetricKind::kPodCpuCores, "be-1", ""}, at, 0.5);
+  cache.append({MetricKind::kContainerCpuCores, "containerd://lll", ""}, at, 1.0);
+  cache.append({MetricKind::kContainerCpuCores, "containerd://bbb", ""}, at, 0.5);
+}
+
+NodeSloSpec suppressByQuota() {
+  NodeSloSpec spec = defaultNodeSlo();
+  spec.threshold.enable = true;
+  spec.threshold.cpuSuppressPolicy = CpuSuppressPolicy::kCfsQuota;
+  spec.threshold.cpuSuppressThresholdPercent = 65;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("the snapshot carries every pod with its dirs, QoS, pinned CPUs and newest samples",
+          "[qos_manager]") {
+  Fixture f;
+  f.pods[1].annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":"2-3"})";
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+
+  const QosSnapshot snap = manager.snapshot(f.pods, cache);
+  CHECK(snap.capacityMilli() == 4000);
+  CHECK(snap.besteffortDir == f.beDir);
+  REQUIRE(snap.nodeCpuCores);
+  CHECK(snap.nodeCpuCores->value == Approx(2.0));
+  REQUIRE(snap.nodeCpuAvgCores);
+  CHECK(*snap.nodeCpuAvgCores == Approx(2.0));
+  REQUIRE(snap.pods.size() == 2);
+  CHECK(snap.pods[0].qos == KoordQos::kBE);
+  CHECK(snap.pods[0].dir == f.bePodDir);
+  CHECK(snap.pods[0].containers.at(0).dir == f.beCtrDir);
+  CHECK(snap.pods[0].containers.at(0).id == "containerd://bbb");
+  CHECK(snap.pods[1].qos == KoordQos::kLS);
+  CHECK(snap.pods[1].pinnedCpus == std::vector<int>{2, 3});
+  REQUIRE(snap.pods[1].cpuCores);
+  CHECK(snap.pods[1].cpuCores->value == Approx(1.0));
+  REQUIRE(snap.pods[1].containers.at(0).cpuCores);
+}
+
+TEST_CASE("a pod whose uid could name a path outside its dir never reaches a strategy",
+          "[qos_manager]") {
+  Fixture f;
+  f.pods.push_back(makePod("../../etc", KubeQos::kBestEffort, KoordQos::kBE, "x", std::nullopt));
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  CHECK(manager.snapshot(f.pods, cache).pods.size() == 2);
+}
+
+TEST_CASE("cfsQuota suppress lands on the besteffort dir's quota file, per the formula",
+          "[qos_manager]") {
+  Fixture f;
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+
+  QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+  REQUIRE(round.suppress);
+  CHECK(round.suppress->skipped.empty());
+  // 4000m × 65% − LS 1000m − system (2000 − 1000 − 500 = 500m) = 1100m -> 110000 µs.
+  CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "110000");
+  REQUIRE(round.suppress->suppressCores);
+  CHECK(*round.suppress->suppressCores == Approx(1.1));
+  CHECK(round.writes.written >= 1);
+  // BE cpusets are recovered to the full set: already 0-3, so nothing to write.
+  CHECK(fileOf(f.tree, "cpuset", f.beCtrDir, "cpuset.cpus") == "0-3");
+  // Burst ran too (policy none): the LS quota stays at its base, burst 0.
+  REQUIRE(round.burst);
+  CHECK(fileOf(f.tree, "cpu", f.lsCtrDir, "cpu.cfs_quota_us") == "200000");
+  CHECK(round.writes.refused == 0);
+}
+
+TEST_CASE("a strategy runs once per interval however often the agent calls", "[qos_manager]") {
+  Fixture f;
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManagerConfig config;
+  config.suppressInterval = 2s;
+  config.burstInterval = 1s;
+  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  const NodeSloSpec spec = suppressByQuota();
+
+  fillCache(cache, f.clock.now());
+  QosRound first = manager.runDue(f.pods, cache, spec);
+  CHECK(first.suppress);
+  CHECK(first.burst);
+  f.clock.advance(1s);
+  fillCache(cache, f.clock.now());
+  QosRound second = manager.runDue(f.pods, cache, spec);
+  CHECK_FALSE(second.suppress);
+  CHECK(second.burst);
+  // Collection rounds jitter: 1.8 s after the last run counts as due for a 2 s interval.
+  f.clock.advance(800ms);
+  fillCache(cache, f.clock.now());
+  QosRound third = manager.runDue(f.pods, cache, spec);
+  CHECK(third.suppress);
+  // An interval of 0 turns a strategy off (koordlet: Enabled() needs interval > 0).
+  QosManagerConfig off;
+  off.suppressInterval = 0s;
+  off.burstInterval = 0s;
+  QosManager idle(off, kLayout, fourCpus(), exec, f.clock, 1);
+  QosRound none = idle.runDue(f.pods, cache, spec);
+  CHECK_FALSE(none.suppress);
+  CHECK_FALSE(none.burst);
+}
+
+TEST_CASE("suppress waits for fresh node usage: samples older than 2 s write nothing",
+          "[qos_manager]") {
+  Fixture f;
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  f.clock.advance(5s);  // the collectors stalled
+  QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+  REQUIRE(round.suppress);
+  CHECK_FALSE(round.suppress->skipped.empty());
+  CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
+}
+
+TEST_CASE("the burst policy from the config reaches the LS container's burst file",
+          "[qos_manager]") {
+  Fixture f;
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  NodeSloSpec spec = defaultNodeSlo();
+  spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
+  QosRound round = manager.runDue(f.pods, cache, spec);
+  REQUIRE(round.burst);
+  // 2 cores × 1000% × 100000 / 1000... per koordlet: limit cores × percent/100 × period.
+  CHECK(fileOf(f.tree, "cpu", f.lsCtrDir, "cpu.cfs_burst_us") == "2000000");
+  CHECK(fileOf(f.tree, "cpu", f.lsPodDir, "cpu.cfs_burst_us") == "2000000");
+  // Suppress is disabled by default (resourceUsedThresholdWithBE.enable false):
+  // the BE quota is left at -1 (its recovery value).
+  CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
+  // BE pods are suppress's: burst never writes them.
+  CHECK(fileOf(f.tree, "cpu", f.beCtrDir, "cpu.cfs_burst_us") == "0");
+}
+
+TEST_CASE("with the gate off the manager leaves suppress's knobs alone", "[qos_manager]") {
+  Fixture f;
+  f.tree.write("cpu/" + f.beDir + "/cpu.cfs_quota_us", "50000\n");
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManagerConfig config;
+  config.suppressGate = false;
+  config.burstGate = false;
+  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+  REQUIRE(round.suppress);
+  // Disabled means recovered once: the quota goes back to unlimited.
+  CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
+  REQUIRE(round.burst);
+  CHECK(round.burst->writes.empty());
+}
+
+TEST_CASE("cpuset suppress narrows every cgroup under besteffort, pause containers included",
+          "[qos_manager]") {
+  Fixture f;
+  // The sandbox's pause container and a deleted pod's leftover: on disk, not in the list.
+  const std::string pause = f.bePodDir + "/pause0001";
+  const std::string leftover = f.beDir + "/podgone";
+  for (const auto& dir : {pause, leftover}) f.tree.write("cpuset/" + dir + "/cpuset.cpus", "0-3\n");
+  ExecutorConfig ec = f.execConfig();
+  Executor exec(ec, kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManagerConfig config;
+  config.cgroupRoot = f.tree.path();
+  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  NodeSloSpec spec = suppressByQuota();
+  spec.threshold.cpuSuppressPolicy = CpuSuppressPolicy::kCpuset;
+
+  const QosSnapshot snap = manager.snapshot(f.pods, cache);
+  CHECK(snap.besteffortPodDirs == std::vector<std::string>{f.bePodDir, leftover});
+  CHECK(snap.besteffortContainerDirs == std::vector<std::string>{f.beCtrDir, pause});
+
+  QosRound round = manager.runDue(f.pods, cache, spec);
+  REQUIRE(round.suppress);
+  CHECK(round.suppress->skipped.empty());
+  // 1100m -> 2 CPUs (the minimum), shrunk at once from 4.
+  const std::string be = fileOf(f.tree, "cpuset", f.beDir, "cpuset.cpus");
+  auto cpus = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, be + "\n");
+  REQUIRE(cpus.ok());
+  CHECK(cpus->cpus.size() == 2);
+  for (const auto& dir : {f.bePodDir, f.beCtrDir, pause, leftover}) {
+    INFO(dir);
+    CHECK(fileOf(f.tree, "cpuset", dir, "cpuset.cpus") == be);
+  }
+  // LS pods keep every CPU.
+  CHECK(fileOf(f.tree, "cpuset", f.lsCtrDir, "cpuset.cpus") == "0-3");
+  CHECK(round.writes.refused == 0);
+}
