@@ -1,1 +1,104 @@
 #include "qos/config_watcher.h"
+
+#include <ctime>
+#include <utility>
+
+#include "agent/log.h"
+#include "agent/read_file.h"
+
+namespace koord {
+namespace {
+
+std::string rfc3339(Clock::Wall t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string describeNotes(const NodeSloSpec& spec) {
+  std::string out;
+  for (const auto& note : spec.notes) out += "; " + note;
+  return out;
+}
+
+}  // namespace
+
+ConfigWatcher::ConfigWatcher(std::string fileName, const Clock& clock)
+    : fileName_(std::move(fileName)),
+      clock_(&clock),
+      current_(defaultNodeSlo()),
+      loadedAt_(clock.wallNow()) {}
+
+Status ConfigWatcher::load() {
+  if (fileName_.empty()) return Ok{};
+  auto text = readFile(fileName_, kMaxSloConfigBytes);
+  if (!text.ok()) return text.error();  // the message names the file
+  auto spec = parseNodeSlo(*text, fileName_);
+  if (!spec.ok()) return spec.error();
+  lastText_ = std::move(*text);
+  haveText_ = true;
+  lastReadFailed_ = false;
+  current_ = std::move(spec).value();
+  ++generation_;
+  loadedAt_ = clock_->wallNow();
+  lastError_.clear();
+  KLOG_INFO << "config " << fileName_ << " loaded (" << current_.source << ", generation "
+            << generation_ << ")" << describeNotes(current_);
+  return Ok{};
+}
+
+bool ConfigWatcher::poll() {
+  if (fileName_.empty()) return false;
+  auto text = readFile(fileName_, kMaxSloConfigBytes);
+  if (!text.ok()) {
+    // Vanished, unreadable or oversized: keep the last good config; count and log
+    // once until the error changes or the file is readable again.
+    const std::string& message = text.error().message;
+    if (lastReadFailed_ && lastError_ == message) return false;
+    lastReadFailed_ = true;
+    lastError_ = message;
+    ++reloadErrors_;
+    KLOG_WARNING << "config " << fileName_ << " cannot be read, keeping generation " << generation_
+                 << ": " << message;
+    return false;
+  }
+  if (!lastReadFailed_ && haveText_ && *text == lastText_) return false;
+  lastReadFailed_ = false;
+  lastText_ = std::move(*text);
+  haveText_ = true;
+
+  auto spec = parseNodeSlo(lastText_, fileName_);
+  if (!spec.ok()) {
+    lastError_ = spec.error().message;
+    ++reloadErrors_;
+    KLOG_WARNING << "config " << fileName_ << " rejected, keeping generation " << generation_
+                 << ": " << lastError_;
+    return false;
+  }
+  bool recovered = !lastError_.empty();
+  current_ = std::move(spec).value();
+  ++generation_;
+  loadedAt_ = clock_->wallNow();
+  lastError_.clear();
+  KLOG_INFO << "config " << fileName_ << (recovered ? " fixed and reloaded (" : " reloaded (")
+            << current_.source << ", generation " << generation_ << ")" << describeNotes(current_);
+  return true;
+}
+
+nlohmann::json ConfigWatcher::toJson() const {
+  nlohmann::json j;
+  j["file"] = fileName_;
+  j["generation"] = generation_;
+  j["loadedAt"] = rfc3339(loadedAt_);
+  j["lastError"] = lastError_;
+  j["reloadErrors"] = reloadErrors_;
+  j["source"] = current_.source;
+  j["notes"] = current_.notes;
+  j["spec"] = current_.effective;
+  return j;
+}
+
+}  // namespace koord

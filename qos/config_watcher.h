@@ -6,6 +6,15 @@
 //
 // No file: the defaults, never reloaded. The first load's error is returned by
 // load() so the agent can exit non-zero at start.
+//
+// Counting and logging: a rejection is counted and logged once per change of the
+// file's content (or of the read error: a vanished or oversized file counts once,
+// not once per poll), so reloadErrors() is "bad versions seen". Each accepted
+// load or reload logs one INFO line (with the spec's notes); the first good
+// content after a rejection is accepted and logged as a recovery. generation() is 0
+// for the built-in defaults and +1 per accepted file content, even when it
+// parses to the same spec. loadedAt() is the clock's wall time of the last
+// acceptance (the construction time for the defaults).
 #pragma once
 
 #include <cstdint>
@@ -34,13 +43,15 @@ class ConfigWatcher {
   bool poll();
 
   const NodeSloSpec& current() const { return current_; }
-  uint64_t generation() const { return generation_; }     // +1 per accepted load
-  uint64_t reloadErrors() const { return reloadErrors_; }  // rejected reloads
+  uint64_t generation() const { return generation_; }          // +1 per accepted load
+  uint64_t reloadErrors() const { return reloadErrors_; }      // rejected reloads
   const std::string& lastError() const { return lastError_; }  // "" when the last read was good
   Clock::Wall loadedAt() const { return loadedAt_; }
   const std::string& fileName() const { return fileName_; }
 
   // {"file": ..., "generation": N, "loadedAt": RFC3339, "lastError": ..., "spec": {...}}
+  // plus "reloadErrors", "source" and "notes" (what the file held but is not applied).
+  // loadedAt is UTC with seconds, e.g. "2023-11-14T22:13:20Z".
   nlohmann::json toJson() const;
 
  private:
@@ -49,6 +60,7 @@ class ConfigWatcher {
   NodeSloSpec current_;
   std::string lastText_;  // content of the last read (good or bad)
   bool haveText_ = false;
+  bool lastReadFailed_ = false;  // the last poll could not read the file (lastError_ says why)
   uint64_t generation_ = 0;
   uint64_t reloadErrors_ = 0;
   std::string lastError_;

@@ -10,18 +10,67 @@
 // (for messages). Every rejection names the file, the field path and the reason:
 //   "/etc/koordlet/slo.yaml: spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent:
 //    150 is out of range 0..100"
+// (all problems of one file are reported, one per line, at most 20). Syntax errors
+// carry the position instead: "<file>:<line>:<column>: invalid YAML: <what>". Fields
+// read from a ConfigMap are named where the operator edits them:
+//   "<file>: data.resource-threshold-config: clusterStrategy.cpuSuppressPolicy: ..."
+//
+// Reading rules (decisions; koordlet itself gets a NodeSLO already checked by the
+// API server and koord-manager, this agent reads a hand-edited file):
+// - YAML 1.2 core scalars: plain 65 is an integer, "65" / '65' are strings, only
+//   true/false (any case form) are booleans ("yes" is a string), ~ / null / empty is
+//   "not set" (the default stays). Duplicate keys are an error. JSON is YAML, so a
+//   JSON file takes the same path; the ConfigMap's data values are strict JSON as
+//   koord-manager reads them (duplicate keys there: the last wins, as in Go). Not
+//   supported: YAML merge keys (<<), tags beyond !!str/int/bool/float/null, text
+//   that is not UTF-8. Aliases are expanded (at most 200000 values, 64 levels deep).
+// - Field names match exactly or, as Go's encoding/json does for koord-manager,
+//   case-insensitively (the docs' "CPUEvictTimeWindowSeconds" is accepted and shown
+//   under its canonical name).
+// - Strict (unknown field = error, with a "did you mean"): resourceUsedThresholdWithBE,
+//   cpuBurstStrategy, resourceQOSStrategy and its class blocks (lsrClass, lsClass,
+//   beClass, systemClass, cgroupRoot), their cpuQOS, memoryQOS and resctrlQOS, and the
+//   ConfigMap wrappers (clusterStrategy/nodeStrategies). A typo there would silently
+//   keep a default. Kept as-is, only checked to be an object/array: unknown top-level
+//   spec fields (newer koordinator versions add some; each gets a note), systemStrategy,
+//   extensions, hostApplications, policies, blkioQOS, networkQOS.
+// - Every integer field of the strict blocks is checked for type and range, typed in
+//   the structs below or not (e.g. cpuEvictBEUsageThresholdPercent 0..100), plus the
+//   pairs koordinator's validator orders: each *LowerPercent below its threshold/upper
+//   when both are set (after merging defaults), catRangeStartPercent below
+//   catRangeEndPercent (strictly: an empty range is an empty cache mask, which the
+//   kernel refuses), mbaPercent 1..100 (0 would starve the class).
+// - Merge: a field in the file replaces the default, objects merge field by field,
+//   arrays replace, a null leaves the default.
+// - slo-controller-config ConfigMap: resource-threshold-config, resource-qos-config,
+//   cpu-burst-config and system-config give their clusterStrategy; host-application-config
+//   gives its top-level "applications" (its Go type has no clusterStrategy). The
+//   nodeStrategies / nodeConfigs are NOT applied: choosing one needs the node's
+//   labels, which this agent does not read. That, and the keys only koord-manager
+//   reads (colocation-config, ...), are listed in NodeSloSpec::notes, which GET /config
+//   shows.
+// - A top-level mapping without "kind" is a bare spec, except that one holding only
+//   "data" is read as a ConfigMap and one holding "spec" (and no spec field) as a
+//   NodeSLO (snippets cut from the docs look like that).
+// - Empty text or an empty document gives the defaults. A document that is not a
+//   mapping, more than one document, or text over kMaxSloConfigBytes is an error.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/result.h"
 
 namespace koord {
+
+// Larger config files are refused (the real ones are a few KiB).
+inline constexpr size_t kMaxSloConfigBytes = 1u << 20;
 
 enum class CpuSuppressPolicy { kCpuset, kCfsQuota };
 const char* toString(CpuSuppressPolicy p);  // "cpuset", "cfsQuota"
@@ -30,10 +79,10 @@ const char* toString(CpuSuppressPolicy p);  // "cpuset", "cfsQuota"
 // the rest are validated as integers and kept for /config).
 struct ResourceThresholdStrategy {
   bool enable = false;
-  int64_t cpuSuppressThresholdPercent = 65;          // 0..100
-  std::optional<int64_t> cpuSuppressMinPercent;      // 0..100, no default
+  int64_t cpuSuppressThresholdPercent = 65;      // 0..100
+  std::optional<int64_t> cpuSuppressMinPercent;  // 0..100, no default
   CpuSuppressPolicy cpuSuppressPolicy = CpuSuppressPolicy::kCpuset;
-  int64_t memoryEvictThresholdPercent = 70;          // 0..100
+  int64_t memoryEvictThresholdPercent = 70;  // 0..100
 };
 
 enum class CpuBurstPolicy { kNone, kCpuBurstOnly, kCfsQuotaBurstOnly, kAuto };
@@ -42,10 +91,10 @@ const char* toString(CpuBurstPolicy p);  // "none", "cpuBurstOnly", "cfsQuotaBur
 // spec.cpuBurstStrategy, also the shape of the pod annotation koordinator.sh/cpuBurst.
 struct CpuBurstConfig {
   CpuBurstPolicy policy = CpuBurstPolicy::kNone;
-  int64_t cpuBurstPercent = 1000;            // >= 0
-  int64_t cfsQuotaBurstPercent = 300;        // >= 100
-  int64_t cfsQuotaBurstPeriodSeconds = -1;   // -1 = no limiter, else >= 0
-  int64_t sharePoolThresholdPercent = 50;    // 0..100
+  int64_t cpuBurstPercent = 1000;           // 0..10000
+  int64_t cfsQuotaBurstPercent = 300;       // >= 100
+  int64_t cfsQuotaBurstPeriodSeconds = -1;  // -1 = no limiter, else >= 0
+  int64_t sharePoolThresholdPercent = 50;   // 0..100
   bool burstsCpu() const {
     return policy == CpuBurstPolicy::kCpuBurstOnly || policy == CpuBurstPolicy::kAuto;
   }
@@ -72,7 +121,7 @@ struct MemoryQos {
 // resourceQOSStrategy.<class>.resctrlQOS (reference §4.7).
 struct ResctrlQos {
   bool enable = false;
-  int64_t catRangeStartPercent = 0;  // 0..100, <= end
+  int64_t catRangeStartPercent = 0;  // 0..100, < end
   int64_t catRangeEndPercent = 100;  // 0..100
   int64_t mbaPercent = 100;          // 1..100
 };
@@ -92,6 +141,14 @@ struct ResourceQos {
 };
 
 // spec.resourceQOSStrategy: one block per class, defaults per class as koordlet's.
+//
+// The blocks hold the configured values (file over defaults) even when their
+// enable is false, and so does NodeSloSpec::effective, so GET /config shows what an
+// operator set. koordlet instead replaces a disabled LSR/LS/BE cpu, memory or resctrl
+// block by the "none" values below (resetting the kernel knobs): a strategy that
+// writes for disabled classes too (resctrl schemata, memory QoS reset) checks
+// `enable` or calls resetDisabled() to get koordlet's view. cgroupRoot only carries
+// blkioQOS in koordlet; its typed blocks are the struct defaults unless set.
 struct ResourceQosStrategy {
   ResourceQos lsr;
   ResourceQos ls;
@@ -108,7 +165,23 @@ struct NodeSloSpec {
   // including the parts no strategy reads yet (systemStrategy, blkio, network,
   // hostApplications, extensions). This is what GET /config returns under "spec".
   nlohmann::json effective;
+  // Where the spec came from: "defaults", "spec", "NodeSLO <name>" or
+  // "ConfigMap <namespace>/<name>".
+  std::string source = "defaults";
+  // What the file held but the agent does not apply (ConfigMap nodeStrategies, keys
+  // read only by koord-manager, top-level fields it does not know), one sentence
+  // each, for GET /config.
+  std::vector<std::string> notes;
 };
+
+// koordlet's reset values for a disabled block (§5.1): cpu {0, 0, false}, memory the
+// "none" row of §4.3, resctrl 0..100 / MBA 100. enable is false in each.
+CpuQos noneCpuQos();
+MemoryQos noneMemoryQos();
+ResctrlQos noneResctrlQos();
+// koordlet's view of the classes: LSR, LS and BE blocks whose enable is false
+// replaced by the none values (SYSTEM and cgroupRoot are kept, as koordlet does).
+ResourceQosStrategy resetDisabled(const ResourceQosStrategy& qos);
 
 // koordlet's built-in spec, as if no file were given.
 NodeSloSpec defaultNodeSlo();
@@ -120,7 +193,11 @@ NodeSloSpec defaultNodeSlo();
 Result<NodeSloSpec> parseNodeSlo(std::string_view text, std::string_view fileName);
 
 // The pod annotation koordinator.sh/cpuBurst (JSON CPUBurstConfig) merged over the
-// node's config, pod fields winning. Errors name the annotation and field.
+// node's config, pod fields winning. Errors name the annotation and field:
+//   "annotation koordinator.sh/cpuBurst: cpuBurstPercent: expected an integer, got string \"x\""
+// Accepted fields: policy, cpuBurstPercent, cfsQuotaBurstPercent,
+// cfsQuotaBurstPeriodSeconds (sharePoolThresholdPercent is node-level only); others
+// are an error, null leaves the node's value.
 Result<CpuBurstConfig> mergeCpuBurstAnnotation(const CpuBurstConfig& node, std::string_view json);
 
 }  // namespace koord
