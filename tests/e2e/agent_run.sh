@@ -17,9 +17,19 @@ done
 # Nothing listens on this port: the kubelet is unreachable, which must be said once.
 KUBELET_PORT=$(free_port)
 echo "test-token" >"$WORK/token"
+# A NodeSLO config: refused at start when bad, reloaded while running.
+printf 'resourceUsedThresholdWithBE:\n  cpuSuppressThresholdPercent: 150\n' >"$WORK/bad-slo.yaml"
+if "$BIN" --addr=127.0.0.1:0 --config="$WORK/bad-slo.yaml" >"$WORK/badcfg.out" 2>&1; then
+  fail "an out-of-range percent in --config was accepted at start"
+fi
+grep -q 'bad-slo.yaml: spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: 150' \
+  "$WORK/badcfg.out" || { cat "$WORK/badcfg.out" >&2; fail "bad --config error lacks file/field"; }
+printf 'resourceUsedThresholdWithBE:\n  enable: true\n  cpuSuppressPolicy: cfsQuota\n' >"$WORK/slo.yaml"
+
 start_agent "$BIN" "$WORK/agent.log" --v=2 --kubelet-addr=127.0.0.1 \
   --kubelet-secure-port="$KUBELET_PORT" --kubelet-token-file="$WORK/token" \
-  --kubelet-sync-interval=500ms --collect-res-used-interval=200ms
+  --kubelet-sync-interval=500ms --collect-res-used-interval=200ms --config="$WORK/slo.yaml" \
+  --audit-log-dir="$WORK/audit"
 BASE="http://127.0.0.1:$AGENT_PORT"
 
 wait_for "$BASE/healthz" 200 10
@@ -29,6 +39,34 @@ curl -sf "$BASE/readyz" | grep -q "^kubelet https://127.0.0.1:$KUBELET_PORT: unr
 curl -sf "$BASE/readyz" | grep -q '^nri: ' || fail "/readyz body lacks NRI state"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/nope")" = 404 ] || fail "unknown path is not 404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$BASE/metrics")" = 405 ] || fail "POST is not 405"
+
+# GET /config: the effective config, defaults merged with the file.
+curl -sf "$BASE/config" >"$WORK/config.json" || fail "GET /config failed"
+python3 - "$WORK/config.json" <<'PY' || fail "/config does not show the effective config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+t = c["spec"]["resourceUsedThresholdWithBE"]
+assert t["enable"] is True and t["cpuSuppressPolicy"] == "cfsQuota", t
+assert t["cpuSuppressThresholdPercent"] == 65, t          # koordlet's default, merged
+assert c["spec"]["cpuBurstStrategy"]["policy"] == "none", c["spec"]["cpuBurstStrategy"]
+assert c["generation"] == 1 and c["featureGates"]["BECPUSuppress"] is True, c
+PY
+# A bad edit keeps the last good config and is counted; a good one is taken.
+cp "$WORK/bad-slo.yaml" "$WORK/slo.yaml"
+for _ in $(seq 50); do
+  curl -sf "$BASE/metrics" | grep -q '^koordlet_config_reload_errors_total{node="e2e-node"} 1' && break
+  sleep 0.1
+done
+curl -sf "$BASE/metrics" | grep -q '^koordlet_config_last_reload_successful{node="e2e-node"} 0' ||
+  fail "a rejected reload is not exported"
+curl -sf "$BASE/config" | grep -q '"cpuSuppressPolicy": "cfsQuota"' || fail "last good config lost"
+curl -sf "$BASE/readyz" | grep -q '^config: .*last reload rejected' || fail "/readyz hides the bad reload"
+printf 'resourceUsedThresholdWithBE:\n  enable: true\n  cpuSuppressThresholdPercent: 40\n' >"$WORK/slo.yaml"
+for _ in $(seq 50); do
+  curl -sf "$BASE/config" | grep -q '"cpuSuppressThresholdPercent": 40' && break
+  sleep 0.1
+done
+curl -sf "$BASE/config" | grep -q '"generation": 2' || fail "a fixed config was not reloaded"
 
 curl -sf "$BASE/metrics" >"$WORK/metrics.txt" || fail "scrape failed"
 for m in 'koordlet_node_used_cpu_cores{node="e2e-node"}' 'koordlet_node_used_memory_bytes{node="e2e-node"}' \
@@ -57,4 +95,6 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$code" = 0 ] || { cat "$WORK/agent.log" >&2; fail "exit code $code after SIGTERM"; }
 [ "$elapsed_ms" -lt 1000 ] || fail "took ${elapsed_ms} ms to stop after SIGTERM"
 grep -q 'shutting down' "$WORK/agent.log" || fail "no shutdown line in the log"
+n=$(grep -c 'cpuSuppressThresholdPercent: 150 is out of range' "$WORK/agent.log" || true)
+[ "$n" = 1 ] || { cat "$WORK/agent.log" >&2; fail "the bad reload was logged $n times, want 1"; }
 echo "ok: scraped, promtool clean, SIGTERM -> exit 0 in ${elapsed_ms} ms"
