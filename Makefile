@@ -49,6 +49,7 @@ test: deps
 bench: build
 	./bench/run.sh $(BUILD)/agent/koordlet
 	./bench/pods.sh $(BUILD)
+	./$(BUILD)/bench/suppress_latency $(BUILD)/agent/koordlet $${STEPS:-10}
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

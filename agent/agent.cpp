@@ -245,10 +245,16 @@ void Agent::runQos() {
   // Until the kubelet has answered once, the pod list is empty, not known: a
   // strategy would read "no pods" and recover or suppress on nothing.
   if (!informer_.synced()) return;
+  // Pod CPU rates need two collections of a pod's counter. Before that every pod's
+  // usage would count as system usage and suppress would throttle BE to its floor
+  // at each agent restart; so the strategies wait for two rounds with pods.
+  if (podRounds_ < 2) return;
   QosRound round = qos_->runDue(informer_.pods(), cache_, config_.current());
   if (round.suppress) {
     const SuppressResult& r = *round.suppress;
-    exporter_.recordSuppress(toString(r.policy), r.suppressCores, r.lsUsedCores, r.beUsedCores);
+    const bool active = qos_->config().suppressGate && config_.current().threshold.enable;
+    exporter_.recordSuppress(active, toString(r.policy), r.suppressCores, r.lsUsedCores,
+                             r.beUsedCores);
     exporter_.recordStrategy("cpu_suppress", round.suppressSeconds.value_or(0));
     KLOG_V(4) << "cpu suppress: " << (r.skipped.empty() ? "applied" : r.skipped) << ", "
               << r.writes.size() << " intended writes";
@@ -343,6 +349,7 @@ void Agent::collectPods() {
   reportFileErrors("pod collector", outcome.errors, podFailing_);
   exporter_.recordPods(outcome.sample);
   cachePods(outcome.sample);
+  if (informer_.synced()) ++podRounds_;
 }
 
 void Agent::cacheNode(const NodeSample& s) {

@@ -99,6 +99,7 @@ class Agent {
   std::optional<CpuTopology> topology_;  // nullopt: unreadable, CPU strategies off
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<QosManager> qos_;
+  uint64_t podRounds_ = 0;  // pod collections since the kubelet's list arrived
 
   boost::asio::steady_timer collectTimer_;
   std::chrono::steady_clock::time_point nextCollect_{};

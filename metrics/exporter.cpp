@@ -491,12 +491,12 @@ void Exporter::recordResourceUpdate(const char* status, double millis) {
   it->second->Observe(millis);
 }
 
-void Exporter::recordSuppress(const std::string& policy, std::optional<double> cores,
+void Exporter::recordSuppress(bool active, const std::string& policy, std::optional<double> cores,
                               std::optional<double> lsUsed, std::optional<double> beUsed) {
   for (const char* type : {"cpuset", "cfsQuota"}) {
     const prometheus::Labels labels{{"node", node_}, {"type", type}};
-    if (cores && policy == type) {
-      beSuppress_->Add(labels).Set(*cores);
+    if (active && policy == type) {
+      if (cores) beSuppress_->Add(labels).Set(*cores);
     } else if (beSuppress_->Has(labels)) {
       beSuppress_->Remove(&beSuppress_->Add(labels));
     }

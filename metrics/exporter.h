@@ -85,8 +85,10 @@ class Exporter {
   void recordResourceUpdate(const char* status, double millis);
   // One CPU suppress round: koordlet_be_suppress_cpu_cores{type} (the policy in
   // force; the other policy's series is removed), and the LS/BE used cores it saw.
-  // nullopt values leave the series out (no suppression computed this round).
-  void recordSuppress(const std::string& policy, std::optional<double> cores,
+  // A round that computed nothing new (inside the 1% dead band, stale data) keeps
+  // the last value: the allowance in force has not changed. With suppress off
+  // (active false) both policies' series are removed.
+  void recordSuppress(bool active, const std::string& policy, std::optional<double> cores,
                       std::optional<double> lsUsed, std::optional<double> beUsed);
   // One CPU burst round: per container the burst and quota it intends
   // (koordlet_container_scaled_cfs_burst_us / _quota_us); call endBurstRound()

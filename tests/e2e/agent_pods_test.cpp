@@ -11,29 +11,17 @@
 //
 // A process, its timers and a counter-writing thread run in real time, so every
 // wait is a poll with a deadline wide enough for a loaded 2-core machine.
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -47,19 +35,28 @@
 #include "agent/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
+#include "tests/support/agent_process.h"
+#include "tests/support/exposition.h"
+#include "tests/support/http_get.h"
+#include "tests/support/poll.h"
+#include "tests/support/promtool.h"
 #include "tests/support/skip.h"
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
-
-extern char** environ;
 
 namespace {
 
 using koord::CgroupFile;
 using koord::KubeQos;
 using koord::Pod;
+using koord::test::AgentProcess;
+using koord::test::describe;
+using koord::test::httpGet;
+using koord::test::Labels;
+using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestKubelet;
+using koord::test::waitFor;
 using SteadyClock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -149,286 +146,6 @@ class CpuCounterWriter {
   std::jthread thread_;
 };
 
-// The agent as a child process: stdout and stderr to `logPath`, stdin from
-// /dev/null, environment as ours with NODE_NAME=e2e-node. posix_spawn rather than
-// fork: this process has threads (kubelet, counter writer), and after fork only
-// async-signal-safe calls are allowed. The destructor SIGKILLs and reaps it if it
-// is still running, so a failed REQUIRE leaves no agent behind.
-class AgentProcess {
- public:
-  AgentProcess(const std::string& binary, const std::vector<std::string>& flags,
-               const std::string& logPath) {
-    std::vector<std::string> args{binary};
-    args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      std::string_view v(*e);
-      if (v.starts_with("NODE_NAME=") || v.starts_with("NODE_IP=") ||
-          v.starts_with("agent_mode=")) {
-        continue;
-      }
-      env.emplace_back(v);
-    }
-    env.push_back("NODE_NAME=" + kNode);
-
-    auto pointers = [](std::vector<std::string>& strings) {
-      std::vector<char*> out;
-      for (auto& s : strings) out.push_back(s.data());
-      out.push_back(nullptr);
-      return out;
-    };
-    auto argv = pointers(args);
-    auto envp = pointers(env);
-
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
-    ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    ::posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                       0644);
-    ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    const int err =
-        ::posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
-    ::posix_spawn_file_actions_destroy(&actions);
-    if (err != 0) {
-      pid_ = -1;
-      FAIL("cannot start " << binary << ": " << std::strerror(err));
-    }
-  }
-  ~AgentProcess() {
-    if (running()) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  AgentProcess(const AgentProcess&) = delete;
-  AgentProcess& operator=(const AgentProcess&) = delete;
-
-  // Whether it still runs; reaps it (keeping its status) once it has exited.
-  bool running() {
-    if (pid_ <= 0 || status_) return false;
-    int status = 0;
-    pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
-      status_ = status;
-      return false;
-    }
-    return true;
-  }
-
-  // Sends SIGTERM and waits up to `limit`: the waitpid status, or nullopt if it
-  // is still running then.
-  std::optional<int> terminate(std::chrono::milliseconds limit) {
-    if (running()) ::kill(pid_, SIGTERM);
-    const auto deadline = SteadyClock::now() + limit;
-    while (running() && SteadyClock::now() < deadline) std::this_thread::sleep_for(5ms);
-    return status_;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> status_;
-};
-
-std::string readLog(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-// The port from the agent's start line "... serving on <addr> (port N), ...".
-std::optional<uint16_t> servingPort(const std::string& log) {
-  auto at = log.find("serving on ");
-  if (at == std::string::npos) return std::nullopt;
-  at = log.find("(port ", at);
-  if (at == std::string::npos) return std::nullopt;
-  at += 6;
-  auto end = log.find(')', at);
-  if (end == std::string::npos || end == at) return std::nullopt;
-  const int port = std::atoi(log.substr(at, end - at).c_str());
-  if (port <= 0 || port > 65535) return std::nullopt;
-  return static_cast<uint16_t>(port);
-}
-
-struct HttpReply {
-  int status = 0;
-  std::string body;
-};
-
-// One GET on a fresh connection with "Connection: close", read to EOF. Bounded:
-// each socket call times out after 2 s (SO_SNDTIMEO bounds connect() on Linux
-// too) and the whole exchange after 5 s. nullopt when there was no complete
-// reply, which callers treat as "not yet" and poll again.
-std::optional<HttpReply> httpGet(uint16_t port, const std::string& target) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  const timeval timeout{2, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return std::nullopt;
-  }
-  const std::string request =
-      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  for (size_t sent = 0; sent < request.size();) {
-    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return std::nullopt;
-    sent += static_cast<size_t>(n);
-  }
-  std::string raw;
-  const auto deadline = SteadyClock::now() + 5s;
-  char buf[16384];
-  for (;;) {
-    if (SteadyClock::now() > deadline) return std::nullopt;
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n == 0) break;
-    if (n < 0) return std::nullopt;
-    raw.append(buf, static_cast<size_t>(n));
-  }
-  const auto headEnd = raw.find("\r\n\r\n");
-  if (!raw.starts_with("HTTP/1.") || headEnd == std::string::npos || raw.size() < 12) {
-    return std::nullopt;
-  }
-  HttpReply reply;
-  reply.status = std::atoi(raw.substr(9, 3).c_str());
-  reply.body = raw.substr(headEnd + 4);
-  // A reply cut short must not pass for a complete one.
-  std::string head = raw.substr(0, headEnd);
-  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (auto at = head.find("\r\ncontent-length:"); at != std::string::npos) {
-    if (std::strtoull(head.c_str() + at + 17, nullptr, 10) != reply.body.size()) {
-      return std::nullopt;
-    }
-  }
-  return reply;
-}
-
-using Labels = std::map<std::string, std::string>;
-
-struct Sample {
-  std::string name;
-  Labels labels;
-  double value = 0;
-};
-
-// The Prometheus text exposition, parsed line by line (comments skipped, label
-// values unescaped), so assertions do not depend on label order or spacing.
-std::vector<Sample> parseExposition(const std::string& text) {
-  std::vector<Sample> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    Sample s;
-    size_t i = line.find_first_of("{ ");
-    if (i == std::string::npos) FAIL("exposition line without a value: " << line);
-    s.name = line.substr(0, i);
-    if (line[i] == '{') {
-      ++i;
-      while (i < line.size() && line[i] != '}') {
-        const size_t eq = line.find('=', i);
-        if (eq == std::string::npos || eq + 1 >= line.size() || line[eq + 1] != '"') {
-          FAIL("bad labels in exposition line: " << line);
-        }
-        std::string key = line.substr(i, eq - i);
-        std::string value;
-        size_t j = eq + 2;
-        for (; j < line.size() && line[j] != '"'; ++j) {
-          if (line[j] == '\\' && j + 1 < line.size()) {
-            ++j;
-            value.push_back(line[j] == 'n' ? '\n' : line[j]);
-          } else {
-            value.push_back(line[j]);
-          }
-        }
-        s.labels.emplace(std::move(key), std::move(value));
-        i = j + 1;
-        if (i < line.size() && line[i] == ',') ++i;
-      }
-      ++i;  // '}'
-    }
-    while (i < line.size() && line[i] == ' ') ++i;
-    s.value = std::strtod(line.c_str() + i, nullptr);
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-class Scrape {
- public:
-  explicit Scrape(std::string text) : text_(std::move(text)), samples_(parseExposition(text_)) {}
-
-  const std::string& text() const { return text_; }
-
-  // Samples named `name` whose labels include every pair of `labels`.
-  std::vector<const Sample*> find(std::string_view name, const Labels& labels = {}) const {
-    std::vector<const Sample*> out;
-    for (const Sample& s : samples_) {
-      if (s.name != name) continue;
-      bool all = true;
-      for (const auto& [k, v] : labels) {
-        auto it = s.labels.find(k);
-        all = all && it != s.labels.end() && it->second == v;
-      }
-      if (all) out.push_back(&s);
-    }
-    return out;
-  }
-  // The value of the one matching sample; nullopt when none or several match.
-  std::optional<double> value(std::string_view name, const Labels& labels = {}) const {
-    auto found = find(name, labels);
-    if (found.size() != 1) return std::nullopt;
-    return found.front()->value;
-  }
-  // Whether any sample carries label `key` = `value`.
-  bool anyLabelled(const std::string& key, const std::string& value) const {
-    for (const Sample& s : samples_) {
-      auto it = s.labels.find(key);
-      if (it != s.labels.end() && it->second == value) return true;
-    }
-    return false;
-  }
-
- private:
-  std::string text_;
-  std::vector<Sample> samples_;
-};
-
-std::string describe(std::optional<double> v) {
-  return v ? std::to_string(*v) : std::string("absent");
-}
-
-// Polls `check` every 100 ms until it returns "" (satisfied) or `limit` passes;
-// returns "" or the last reason it gave. A check that cannot succeed any more
-// (the agent exited) FAILs, which ends the wait and the test.
-std::string waitFor(std::chrono::seconds limit, const std::function<std::string()>& check) {
-  const auto deadline = SteadyClock::now() + limit;
-  std::string why;
-  for (;;) {
-    why = check();
-    if (why.empty() || SteadyClock::now() >= deadline) return why;
-    std::this_thread::sleep_for(100ms);
-  }
-}
-
-bool onPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
 
 // What the test knows of one pod of the capture.
 struct PodCase {
@@ -548,23 +265,17 @@ TEST_CASE(
        "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
        "--kubelet-read-only-port=" + std::to_string(kubelet.port()), "--kubelet-sync-interval=1s",
        "--collect-res-used-interval=300ms", "--dry-run"},
-      logPath);
+      logPath, kNode);
   auto failWith = [&](const std::string& what, const std::string& why) {
-    FAIL(what << ": " << why << "\n--- agent log ---\n" << readLog(logPath));
+    FAIL(what << ": " << why << "\n--- agent log ---\n" << agent.log());
   };
 
-  uint16_t port = 0;
-  {
-    std::string why = waitFor(10s, [&]() -> std::string {
-      if (auto p = servingPort(readLog(logPath))) {
-        port = *p;
-        return "";
-      }
-      if (!agent.running()) failWith("agent start", "the agent exited");
-      return "no 'serving on ... (port N)' line yet";
-    });
-    if (!why.empty()) failWith("agent start", why);
+  const auto servedOn = agent.waitForServingPort(10s);
+  if (!servedOn) {
+    failWith("agent start",
+             agent.running() ? "no 'serving on ... (port N)' line in 10 s" : "the agent exited");
   }
+  const uint16_t port = *servedOn;
 
   // Scrapes /readyz and /metrics; a reason when either did not answer 200. An agent
   // that has exited fails the test at once rather than at the end of the wait.
@@ -670,21 +381,12 @@ TEST_CASE(
 
   // 5. The exposition is lint-clean. (A lambda, so a skip skips only this part.)
   [&] {
-    if (!onPath("promtool")) {
+    const auto lint = koord::test::promtoolCheck(metrics->text());
+    if (!lint.ran) {
       KOORDLET_SKIP("promtool not installed (Debian package prometheus; make test installs it)");
     }
-    const std::string scraped = work.path("metrics.txt");
-    work.write("metrics.txt", metrics->text());
-    const std::string command = "promtool check metrics < '" + scraped + "' 2>&1";
-    FILE* p = ::popen(command.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string output;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) output.append(buf, n);
-    const int status = ::pclose(p);
-    INFO("promtool check metrics said:\n" << output);
-    CHECK(output.empty());
-    CHECK(status == 0);
+    INFO("promtool check metrics said:\n" << lint.output);
+    CHECK(lint.problems.empty());
   }();
 
   // 6. One pod leaves the kubelet's list; its cgroup stays, so only the list can
@@ -755,7 +457,7 @@ TEST_CASE(
 
   // 8. SIGTERM: exit 0 within 2 s, and not one error line in the whole run.
   const auto status = agent.terminate(2000ms);
-  const std::string log = readLog(logPath);
+  const std::string log = agent.log();
   INFO("--- agent log ---\n" << log);
   REQUIRE(status.has_value());
   CHECK(WIFEXITED(*status));

@@ -103,3 +103,58 @@ TEST_CASE("http counters follow the server's stats by route and code", "[exporte
   CHECK(hasLine(text, "koordlet_http_requests_total{code=\"404\",path=\"other\"} 1"));
   CHECK(hasLine(text, "koordlet_http_open_connections 2"));
 }
+
+TEST_CASE("the suppress gauge keeps its value through a round that changed nothing",
+          "[exporter]") {
+  Exporter e("n", "v1");
+  const std::string line = "koordlet_be_suppress_cpu_cores{node=\"n\",type=\"cfsQuota\"} 1.3";
+  e.recordSuppress(true, "cfsQuota", 1.3, 0.5, 0.2);
+  CHECK(hasLine(e.render(), line));
+  CHECK(hasLine(e.render(), "koordlet_be_suppress_ls_used_cpu_cores{node=\"n\"} 0.5"));
+  e.recordSuppress(true, "cfsQuota", std::nullopt, std::nullopt, std::nullopt);  // dead band
+  CHECK(hasLine(e.render(), line));
+  // A policy switch moves the series; switching suppress off removes it.
+  e.recordSuppress(true, "cpuset", 2, 0.5, 0.2);
+  CHECK(e.render().find("type=\"cfsQuota\"") == std::string::npos);
+  CHECK(hasLine(e.render(), "koordlet_be_suppress_cpu_cores{node=\"n\",type=\"cpuset\"} 2"));
+  e.recordSuppress(false, "cpuset", std::nullopt, std::nullopt, std::nullopt);
+  CHECK(e.render().find("koordlet_be_suppress_cpu_cores{") == std::string::npos);
+}
+
+TEST_CASE("scaled cfs gauges follow the containers the burst strategy handles", "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordScaledCfs({"ns", "p", "containerd://a", "c", 400000, 200000});
+  e.recordScaledCfs({"ns", "p", "containerd://b", "d", 0, std::nullopt});
+  e.endBurstRound();
+  std::string text = e.render();
+  CHECK(hasLine(text,
+                "koordlet_container_scaled_cfs_burst_us{container_id=\"containerd://a\","
+                "container_name=\"c\",node=\"n\",pod_name=\"p\",pod_namespace=\"ns\"} 400000"));
+  CHECK(hasLine(text,
+                "koordlet_container_scaled_cfs_quota_us{container_id=\"containerd://a\","
+                "container_name=\"c\",node=\"n\",pod_name=\"p\",pod_namespace=\"ns\"} 200000"));
+  CHECK(text.find("koordlet_container_scaled_cfs_quota_us{container_id=\"containerd://b\"") ==
+        std::string::npos);
+  e.recordScaledCfs({"ns", "p", "containerd://b", "d", 0, std::nullopt});
+  e.endBurstRound();
+  text = e.render();
+  CHECK(text.find("containerd://a") == std::string::npos);
+  CHECK(text.find("containerd://b") != std::string::npos);
+}
+
+TEST_CASE("cgroup writes are timed in koordlet's update histogram by outcome", "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordResourceUpdate("succeeded", 0.03);
+  e.recordResourceUpdate("succeeded", 0.5);
+  e.recordResourceUpdate("invalid", 0.02);
+  const std::string text = e.render();
+  CHECK(hasLine(text,
+                "koordlet_resource_update_duration_milliseconds_bucket{status=\"succeeded\","
+                "type=\"cgroup\",le=\"0.04\"} 1"));
+  CHECK(hasLine(text,
+                "koordlet_resource_update_duration_milliseconds_bucket{status=\"succeeded\","
+                "type=\"cgroup\",le=\"163.84\"} 2"));
+  CHECK(hasLine(text,
+                "koordlet_resource_update_duration_milliseconds_count{status=\"invalid\","
+                "type=\"cgroup\"} 1"));
+}

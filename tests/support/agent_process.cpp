@@ -1,0 +1,120 @@
+#include "tests/support/agent_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+extern char** environ;
+
+namespace koord::test {
+
+using namespace std::chrono_literals;
+
+AgentProcess::AgentProcess(const std::string& binary, const std::vector<std::string>& flags,
+                           std::string logPath, const std::string& nodeName)
+    : logPath_(std::move(logPath)) {
+  std::vector<std::string> args{binary};
+  args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view v(*e);
+    if (v.starts_with("NODE_NAME=") || v.starts_with("NODE_IP=") || v.starts_with("agent_mode=")) {
+      continue;
+    }
+    env.emplace_back(v);
+  }
+  env.push_back("NODE_NAME=" + nodeName);
+
+  auto pointers = [](std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    for (auto& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+  };
+  auto argv = pointers(args);
+  auto envp = pointers(env);
+
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_addopen(&actions, 1, logPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+  ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  const int err = ::posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) {
+    pid_ = -1;
+    throw std::runtime_error("cannot start " + binary + ": " + std::strerror(err));
+  }
+}
+
+AgentProcess::~AgentProcess() {
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string AgentProcess::log() const { return readTextFile(logPath_); }
+
+bool AgentProcess::running() {
+  if (pid_ <= 0 || status_) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    status_ = status;
+    return false;
+  }
+  return true;
+}
+
+std::optional<uint16_t> AgentProcess::waitForServingPort(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (auto port = servingPort(log())) return port;
+    if (!running() || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+std::optional<int> AgentProcess::terminate(std::chrono::milliseconds limit) {
+  if (running()) ::kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  return status_;
+}
+
+std::string readTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::optional<uint16_t> servingPort(const std::string& log) {
+  auto at = log.find("serving on ");
+  if (at == std::string::npos) return std::nullopt;
+  at = log.find("(port ", at);
+  if (at == std::string::npos) return std::nullopt;
+  at += 6;
+  auto end = log.find(')', at);
+  if (end == std::string::npos || end == at) return std::nullopt;
+  const int port = std::atoi(log.substr(at, end - at).c_str());
+  if (port <= 0 || port > 65535) return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+}  // namespace koord::test

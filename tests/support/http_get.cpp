@@ -1,0 +1,68 @@
+#include "tests/support/http_get.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+
+namespace koord::test {
+
+std::optional<HttpReply> httpGet(uint16_t port, const std::string& target) {
+  using namespace std::chrono_literals;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  const timeval timeout{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    return std::nullopt;
+  }
+  const std::string request =
+      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  for (size_t sent = 0; sent < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return std::nullopt;
+    sent += static_cast<size_t>(n);
+  }
+  std::string raw;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  char buf[16384];
+  for (;;) {
+    if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (n < 0) return std::nullopt;
+    raw.append(buf, static_cast<size_t>(n));
+  }
+  const auto headEnd = raw.find("\r\n\r\n");
+  if (!raw.starts_with("HTTP/1.") || headEnd == std::string::npos || raw.size() < 12) {
+    return std::nullopt;
+  }
+  HttpReply reply;
+  reply.status = static_cast<unsigned>(std::atoi(raw.substr(9, 3).c_str()));
+  reply.body = raw.substr(headEnd + 4);
+  // A reply cut short must not pass for a complete one.
+  std::string head = raw.substr(0, headEnd);
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto at = head.find("\r\ncontent-length:"); at != std::string::npos) {
+    if (std::strtoull(head.c_str() + at + 17, nullptr, 10) != reply.body.size()) {
+      return std::nullopt;
+    }
+  }
+  return reply;
+}
+
+}  // namespace koord::test
