@@ -49,8 +49,8 @@ struct Options {
   std::string kubeletCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
   bool kubeletSkipTlsVerify = false;
   // QoS manager (§1.5)
-  int reconcileIntervalSeconds = 1;     // CPU burst
-  int cpuSuppressIntervalSeconds = 1;   // CPU suppress
+  int reconcileIntervalSeconds = 1;    // CPU burst
+  int cpuSuppressIntervalSeconds = 1;  // CPU suppress
   // Executor
   int resourceForceUpdateSeconds = 60;
   std::string auditLogDir = "/var/log/koordlet";
@@ -66,7 +66,7 @@ struct Options {
   bool logToStderr = true;
   // Our own
   bool dryRun = false;
-  std::string configFile;  // --config: NodeSLO spec
+  std::string configFile;       // --config: NodeSLO spec
   std::string nodeReservation;  // --node-reservation: the reservation annotation's JSON
   std::string kubeletCpuManagerPolicy = "none";
   // In-memory metric cache (koordlet keeps a TSDB instead; these bound our rings).

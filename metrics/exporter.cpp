@@ -53,8 +53,8 @@ Exporter::Exporter(std::string nodeName, std::string version)
       containerLimits_(gaugeFamily(*registry_, "koordlet_container_resource_limits",
                                    "the container limits of resources updated by koordinator")),
       podPsi_(gaugeFamily(*registry_, "koordlet_pod_psi", "Pod psi collected by koordlet")),
-      containerPsi_(gaugeFamily(*registry_, "koordlet_container_psi",
-                                "Container psi collected by koordlet")),
+      containerPsi_(
+          gaugeFamily(*registry_, "koordlet_container_psi", "Container psi collected by koordlet")),
       scaledBurst_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_burst_us",
                                "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
       scaledQuota_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_quota_us",
@@ -115,7 +115,9 @@ Exporter::Exporter(std::string nodeName, std::string version)
                           .Register(reg);
   resourceUpdate_ = &BuildHistogram()
                          .Name("koordlet_resource_update_duration_milliseconds")
-                         .Help("Time of one cgroup write attempt by the executor (read, compare, write), by outcome")
+                         .Help(
+                             "Time of one cgroup write attempt by the executor (read, compare, "
+                             "write), by outcome")
                          .Register(reg);
   beSuppress_ = &BuildGauge()
                      .Name("koordlet_be_suppress_cpu_cores")
@@ -481,8 +483,8 @@ namespace koord {
 
 void Exporter::recordResourceUpdate(const char* status, double millis) {
   // koordlet's buckets: 0.01 × 4^k, k = 0..7.
-  static const prometheus::Histogram::BucketBoundaries kBuckets = {
-      0.01, 0.04, 0.16, 0.64, 2.56, 10.24, 40.96, 163.84};
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.04,  0.16,  0.64,
+                                                                   2.56, 10.24, 40.96, 163.84};
   auto it = resourceUpdateByStatus_.find(status);
   if (it == resourceUpdateByStatus_.end()) {
     auto& h = resourceUpdate_->Add({{"type", "cgroup"}, {"status", status}}, kBuckets);

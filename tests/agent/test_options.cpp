@@ -338,8 +338,8 @@ TEST_CASE("implemented flags set their option", "[options]") {
   // Bound, but read only by later milestones' modules: still reported once each.
   CHECK(o.ignored ==
         std::vector<std::string>{"var-lib-kubelet-dir", "kubelet-preferred-address-type",
-                                 "runtime-hooks-nri-socket-path",
-                                 "runtime-hooks-nri-plugin-name", "runtime-hooks-nri-plugin-index",
+                                 "runtime-hooks-nri-socket-path", "runtime-hooks-nri-plugin-name",
+                                 "runtime-hooks-nri-plugin-index",
                                  "runtime-hooks-nri-connect-timeout", "logtostderr"});
 }
 
@@ -489,14 +489,30 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
     const size_t end = u.find("\n  -", start + 1);
     return u.substr(start, end == std::string::npos ? std::string::npos : end - start);
   };
-  for (const char* implemented :
-       {"addr", "feature-gates", "cgroup-root-dir", "proc-root-dir", "kubelet-sync-interval",
-        "kubelet-read-only-port", "collect-res-used-interval", "psi-collector-interval",
-        "resource-force-update-seconds", "enable-nri-runtime-hook",
-        "runtime-hooks-nri-connect-timeout", "v", "logtostderr", "dry-run", "config", "version",
-        "kubelet-secure-port", "kubelet-skip-tls-verify", "reconcile-interval-seconds",
-        "cpu-suppress-interval-seconds", "audit-log-dir", "audit-max-disk-space-mb",
-        "node-reservation", "kubelet-cpu-manager-policy"}) {
+  for (const char* implemented : {"addr",
+                                  "feature-gates",
+                                  "cgroup-root-dir",
+                                  "proc-root-dir",
+                                  "kubelet-sync-interval",
+                                  "kubelet-read-only-port",
+                                  "collect-res-used-interval",
+                                  "psi-collector-interval",
+                                  "resource-force-update-seconds",
+                                  "enable-nri-runtime-hook",
+                                  "runtime-hooks-nri-connect-timeout",
+                                  "v",
+                                  "logtostderr",
+                                  "dry-run",
+                                  "config",
+                                  "version",
+                                  "kubelet-secure-port",
+                                  "kubelet-skip-tls-verify",
+                                  "reconcile-interval-seconds",
+                                  "cpu-suppress-interval-seconds",
+                                  "audit-log-dir",
+                                  "audit-max-disk-space-mb",
+                                  "node-reservation",
+                                  "kubelet-cpu-manager-policy"}) {
     INFO(implemented);
     const std::string e = entry(implemented);
     REQUIRE_FALSE(e.empty());

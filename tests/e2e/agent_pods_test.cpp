@@ -146,7 +146,6 @@ class CpuCounterWriter {
   std::jthread thread_;
 };
 
-
 // What the test knows of one pod of the capture.
 struct PodCase {
   const Pod* pod;

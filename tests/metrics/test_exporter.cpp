@@ -104,8 +104,7 @@ TEST_CASE("http counters follow the server's stats by route and code", "[exporte
   CHECK(hasLine(text, "koordlet_http_open_connections 2"));
 }
 
-TEST_CASE("the suppress gauge keeps its value through a round that changed nothing",
-          "[exporter]") {
+TEST_CASE("the suppress gauge keeps its value through a round that changed nothing", "[exporter]") {
   Exporter e("n", "v1");
   const std::string line = "koordlet_be_suppress_cpu_cores{node=\"n\",type=\"cfsQuota\"} 1.3";
   e.recordSuppress(true, "cfsQuota", 1.3, 0.5, 0.2);

@@ -45,8 +45,8 @@ Pod makePod(std::string uid, KubeQos kube, KoordQos koord, std::string cid,
   return p;
 }
 
-std::string fileOf(const test::TempTree& tree, const std::string& subsystem,
-                   const std::string& dir, const std::string& file) {
+std::string fileOf(const test::TempTree& tree, const std::string& subsystem, const std::string& dir,
+                   const std::string& file) {
   auto text = readFile(tree.path(subsystem + "/" + dir + "/" + file));
   REQUIRE(text.ok());
   std::string s = *text;

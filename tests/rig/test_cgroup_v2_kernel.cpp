@@ -391,8 +391,7 @@ TEST_CASE(
 
 // The kernel keeps a cgroup's burst at most its quota (EINVAL otherwise): raising
 // both needs the quota first, lowering both the burst first. Both in one apply.
-TEST_CASE("on v2 quota and burst raised or lowered together land in one apply",
-          "[v2][executor]") {
+TEST_CASE("on v2 quota and burst raised or lowered together land in one apply", "[v2][executor]") {
   REQUIRE_KERNEL();
   KernelTree tree;
   Harness h;
@@ -402,8 +401,8 @@ TEST_CASE("on v2 quota and burst raised or lowered together land in one apply",
                {setKnob(ctr, Knob::kCpuQuota, 50000), setKnob(ctr, Knob::kCpuBurst, 20000)});
   // The same raise in the raw order burst-then-quota is refused by the kernel.
   REQUIRE(rawWrite(tree.file(ctr, "cpu.max.burst"), "150000") == EINVAL);
-  ExecutorStats s = applyChecked(exec, tree, {setKnob(ctr, Knob::kCpuBurst, 150000),
-                                               setKnob(ctr, Knob::kCpuQuota, 200000)});
+  ExecutorStats s = applyChecked(
+      exec, tree, {setKnob(ctr, Knob::kCpuBurst, 150000), setKnob(ctr, Knob::kCpuQuota, 200000)});
   CHECK(s.invalid == 0);
   CHECK(s.written == 2);
   CHECK(readTrimmed(tree.file(ctr, "cpu.max.burst")) == "150000");
@@ -481,8 +480,7 @@ TEST_CASE("on v2 an identical apply writes nothing until forceUpdate has passed"
 
 // The kernel keeps memory in pages and rounds a byte value down; the executor aims
 // at the page below, so the file reads back equal and the next apply writes nothing.
-TEST_CASE("on v2 an unaligned memory target is written once, page-aligned",
-          "[v2][executor]") {
+TEST_CASE("on v2 an unaligned memory target is written once, page-aligned", "[v2][executor]") {
   REQUIRE_KERNEL();
   KernelTree tree;
   Harness h;

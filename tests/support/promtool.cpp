@@ -26,8 +26,8 @@ PromtoolResult promtoolCheck(const std::string& exposition) {
   char path[] = "/tmp/koordlet-promtool-XXXXXX";
   const int fd = ::mkstemp(path);
   if (fd < 0) return result;
-  const bool written = ::write(fd, exposition.data(), exposition.size()) ==
-                       static_cast<ssize_t>(exposition.size());
+  const bool written =
+      ::write(fd, exposition.data(), exposition.size()) == static_cast<ssize_t>(exposition.size());
   ::close(fd);
   if (!written) {
     ::unlink(path);
