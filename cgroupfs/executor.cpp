@@ -404,14 +404,7 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   std::erase_if(cache_,
                 [&](const auto& kv) { return now - kv.second.at > 2 * config_.forceUpdate; });
 
-  stats_.written += batch.written;
-  stats_.unchanged += batch.unchanged;
-  stats_.unsupported += batch.unsupported;
-  stats_.vanished += batch.vanished;
-  stats_.invalid += batch.invalid;
-  stats_.denied += batch.denied;
-  stats_.failed += batch.failed;
-  stats_.refused += batch.refused;
+  stats_ += batch;
   return batch;
 }
 

@@ -59,6 +59,17 @@ struct ExecutorStats {
   uint64_t denied = 0;       // EACCES / EPERM
   uint64_t failed = 0;       // any other error
   uint64_t refused = 0;      // outside the kubepods hierarchy, or a second owner
+  ExecutorStats& operator+=(const ExecutorStats& o) {
+    written += o.written;
+    unchanged += o.unchanged;
+    unsupported += o.unsupported;
+    vanished += o.vanished;
+    invalid += o.invalid;
+    denied += o.denied;
+    failed += o.failed;
+    refused += o.refused;
+    return *this;
+  }
 };
 
 class Executor {

@@ -43,17 +43,6 @@ double secondsSince(const Clock& clock, Clock::Monotonic start) {
   return std::chrono::duration<double>(clock.now() - start).count();
 }
 
-void add(ExecutorStats& total, const ExecutorStats& s) {
-  total.written += s.written;
-  total.unchanged += s.unchanged;
-  total.unsupported += s.unsupported;
-  total.vanished += s.vanished;
-  total.invalid += s.invalid;
-  total.denied += s.denied;
-  total.failed += s.failed;
-  total.refused += s.refused;
-}
-
 }  // namespace
 
 QosManager::QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology topology,
@@ -177,14 +166,14 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
     // koordlet: the gate and NodeSLO's resourceUsedThresholdWithBE.enable must both be on.
     const bool enabled = config_.suppressGate && spec.threshold.enable;
     round.suppress = suppress_.run(snap, spec.threshold, enabled, current);
-    add(round.writes, executor_->apply(round.suppress->writes));
+    round.writes += executor_->apply(round.suppress->writes);
     round.suppressSeconds = secondsSince(*clock_, start);
   }
   if (runBurst) {
     const auto start = clock_->now();
     ExecutorValues current(*executor_);
     round.burst = burst_.run(snap, spec.cpuBurst, config_.burstGate, current);
-    add(round.writes, executor_->apply(round.burst->writes));
+    round.writes += executor_->apply(round.burst->writes);
     round.burstSeconds = secondsSince(*clock_, start);
   }
   return round;

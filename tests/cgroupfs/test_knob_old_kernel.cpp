@@ -16,6 +16,7 @@
 
 #include "agent/read_file.h"
 #include "cgroupfs/executor.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
 using namespace koord;
@@ -23,20 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Harness {
-  Harness() { Logger::setGlobal(log, clock, 0); }
-  ~Harness() {
-    static SystemClock system;
-    Logger::setGlobal(std::cerr, system, 0);
-  }
-  size_t logLines() const {
-    const std::string s = log.str();
-    return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
-  }
-  ManualClock clock;
-  std::ostringstream log;
-  FailureLog failures{clock};
-};
+using Harness = test::LogCapture;
 
 CgroupWrite setKnob(const std::string& dir, Knob knob, int64_t value) {
   return CgroupWrite{dir, knob, KnobValue::of(value), "test"};

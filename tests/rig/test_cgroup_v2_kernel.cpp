@@ -39,6 +39,7 @@
 
 #include "agent/read_file.h"
 #include "cgroupfs/executor.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
 using namespace koord;
@@ -149,12 +150,7 @@ class KernelTree {
   std::vector<std::string> created_;  // in creation order
 };
 
-struct Harness {
-  Harness() { Logger::setGlobal(log, clock, 0); }
-  ~Harness() {
-    static SystemClock system;
-    Logger::setGlobal(std::cerr, system, 0);
-  }
+struct Harness : test::LogCapture {
   Executor make(const KernelTree& tree) {
     ExecutorConfig config;
     config.cgroupRoot = kCgroupRoot;
@@ -162,13 +158,6 @@ struct Harness {
     return Executor(config, tree.layout(), KnobSupport::probe(kCgroupRoot, tree.layout()), clock,
                     failures);
   }
-  size_t logLines() const {
-    const std::string s = log.str();
-    return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
-  }
-  ManualClock clock;
-  std::ostringstream log;
-  FailureLog failures{clock};
 };
 
 CgroupWrite setKnob(const std::string& dir, Knob knob, int64_t value) {
