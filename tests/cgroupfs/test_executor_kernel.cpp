@@ -20,6 +20,7 @@
 
 #include "agent/read_file.h"
 #include "cgroupfs/executor.h"
+#include "tests/support/kernel_io.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
@@ -40,23 +41,8 @@ std::string unavailableReason() {
   return "";
 }
 
-// Writes value the way the shell does; returns errno, 0 on success.
-int rawWrite(const std::string& path, const std::string& value) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  const ssize_t n = ::write(fd, value.data(), value.size());
-  const int err = n < 0 ? errno : 0;
-  ::close(fd);
-  return err;
-}
-
-std::string readTrimmed(const std::string& path) {
-  auto text = readFile(path);
-  REQUIRE(text.ok());
-  std::string s = *text;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
+using test::rawWrite;
+using test::readTrimmed;
 
 // koordlet-exec-<pid>-<rand>/kubepods/besteffort/pod<uid>/<cid> in cpu and cpuset,
 // removed deepest first when the test ends, passed or not.

@@ -39,6 +39,7 @@
 
 #include "agent/read_file.h"
 #include "cgroupfs/executor.h"
+#include "tests/support/kernel_io.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
@@ -62,24 +63,8 @@ std::string unavailableReason() {
   return "";
 }
 
-// Writes value the way the shell does; returns errno, 0 on success.
-int rawWrite(const std::string& path, const std::string& value) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  const ssize_t n = ::write(fd, value.data(), value.size());
-  const int err = n < 0 ? errno : 0;
-  ::close(fd);
-  return err;
-}
-
-std::string readTrimmed(const std::string& path) {
-  auto text = readFile(path);
-  INFO(path);
-  REQUIRE(text.ok());
-  std::string s = *text;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
+using test::rawWrite;
+using test::readTrimmed;
 
 std::string errnoName(int err) { return err == 0 ? "success" : std::strerror(err); }
 
