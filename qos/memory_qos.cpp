@@ -1,0 +1,266 @@
+#include "qos/memory_qos.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+namespace koord {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWhere = "annotation koordinator.sh/memoryQOS: ";
+
+enum class FieldType { kInt, kBool };
+
+struct Field {
+  const char* name;
+  FieldType type;
+  int64_t min;
+  int64_t max;
+  int64_t MemoryQos::*member;  // nullptr: accepted, checked, not acted on
+};
+
+constexpr int64_t kNoMax = INT64_MAX;
+
+const std::array<Field, 14>& fields() {
+  static const std::array<Field, 14> kFields{{
+      {"enable", FieldType::kBool, 0, 1, nullptr},  // handled apart (a bool member)
+      {"minLimitPercent", FieldType::kInt, 0, 100, &MemoryQos::minLimitPercent},
+      {"lowLimitPercent", FieldType::kInt, 0, 100, &MemoryQos::lowLimitPercent},
+      {"throttlingPercent", FieldType::kInt, 0, 100, &MemoryQos::throttlingPercent},
+      {"wmarkRatio", FieldType::kInt, 0, 100, &MemoryQos::wmarkRatio},
+      {"wmarkScalePermill", FieldType::kInt, 1, 1000, &MemoryQos::wmarkScalePermill},
+      {"wmarkMinAdj", FieldType::kInt, -25, 50, &MemoryQos::wmarkMinAdj},
+      {"priorityEnable", FieldType::kInt, 0, 1, &MemoryQos::priorityEnable},
+      {"priority", FieldType::kInt, 0, 12, &MemoryQos::priority},
+      {"oomKillGroup", FieldType::kInt, 0, 1, &MemoryQos::oomKillGroup},
+      // Alinux page-cache limit: no knob yet.
+      {"pageCacheEnable", FieldType::kBool, 0, 1, nullptr},
+      {"pageCacheLimitPercent", FieldType::kInt, 0, 100, nullptr},
+      {"pageCacheLimitSize", FieldType::kInt, 0, kNoMax, nullptr},
+      {"pageCacheReclaimSync", FieldType::kBool, 0, 1, nullptr},
+  }};
+  return kFields;
+}
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+std::string describe(const json& v) {
+  if (v.is_string()) return "string " + v.dump();
+  if (v.is_boolean()) return "boolean " + v.dump();
+  if (v.is_number()) return "number " + v.dump();
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return v.dump();
+}
+
+Error fieldError(std::string_view field, const std::string& what) {
+  return makeError(std::string(kWhere) + std::string(field) + ": " + what);
+}
+
+// x × pct / 100, truncated like Go's int64 arithmetic, without overflow for 0 ≤ pct ≤ 100.
+int64_t percentOf(int64_t x, int64_t pct) { return (x / 100) * pct + (x % 100) * pct / 100; }
+
+bool active(const Pod& pod) { return pod.phase == "Pending" || pod.phase == "Running"; }
+
+const MemoryQos& classBlock(const ResourceQosStrategy& q, KoordQos qos) {
+  switch (qos) {
+    case KoordQos::kLSE:
+    case KoordQos::kLSR:
+      return q.lsr.memory;
+    case KoordQos::kLS:
+      return q.ls.memory;
+    case KoordQos::kBE:
+      return q.be.memory;
+    case KoordQos::kSystem:
+      return q.system.memory;
+    case KoordQos::kNone:
+      break;
+  }
+  return q.ls.memory;  // cannot happen: qosWithDefault never gives kNone
+}
+
+// The request the percents apply to. BE by the raw label (koordlet's
+// GetPodQoSClassRaw): batch-memory; else memory.
+int64_t containerRequest(const Pod& pod, const Container& c) {
+  const auto& v =
+      pod.koordQos == KoordQos::kBE ? c.requests.batchMemoryBytes : c.requests.memoryBytes;
+  return std::max<int64_t>(v.value_or(0), 0);
+}
+
+int64_t containerLimit(const Pod& pod, const Container& c) {
+  const auto& v = pod.koordQos == KoordQos::kBE ? c.limits.batchMemoryBytes : c.limits.memoryBytes;
+  return v.value_or(-1);
+}
+
+int64_t podRequest(const Pod& pod) {
+  int64_t sum = 0;
+  for (const Container& c : pod.containers) sum += containerRequest(pod, c);
+  if (pod.koordQos == KoordQos::kBE) return sum;
+  // Kubernetes' effective pod request: init containers run one at a time, before.
+  for (const Container& c : pod.initContainers) sum = std::max(sum, containerRequest(pod, c));
+  return sum;
+}
+
+}  // namespace
+
+Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const MemoryQos& autoBlock,
+                                           std::string_view text) {
+  if (text.size() > 65536) return makeError(std::string(kWhere) + "longer than 65536 bytes");
+  json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (obj.is_discarded()) return makeError(std::string(kWhere) + "invalid JSON");
+  if (!obj.is_object()) {
+    return makeError(std::string(kWhere) + "expected a JSON object, got " + describe(obj));
+  }
+  std::string policy = "default";
+  std::vector<std::pair<const Field*, const json*>> set;
+  for (const auto& [key, value] : obj.items()) {
+    if (equalsIgnoreCase(key, "policy")) {
+      if (value.is_null()) continue;
+      if (!value.is_string())
+        return fieldError("policy", "expected a string, got " + describe(value));
+      policy = value.get<std::string>();
+      if (policy.empty()) policy = "default";
+      if (policy != "default" && policy != "none" && policy != "auto") {
+        return fieldError("policy", "\"" + policy + "\" is not one of default, none, auto");
+      }
+      continue;
+    }
+    const Field* field = nullptr;
+    for (const Field& f : fields()) {
+      if (key == f.name) field = &f;
+    }
+    if (field == nullptr) {
+      for (const Field& f : fields()) {
+        if (equalsIgnoreCase(key, f.name)) field = &f;
+      }
+    }
+    if (field == nullptr) return fieldError(key, "unknown field");
+    if (value.is_null()) continue;
+    if (field->type == FieldType::kBool) {
+      if (!value.is_boolean()) {
+        return fieldError(field->name, "expected a boolean, got " + describe(value));
+      }
+    } else {
+      if (!value.is_number_integer()) {
+        return fieldError(field->name, "expected an integer, got " + describe(value));
+      }
+      const bool tooBig = value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX;
+      const int64_t n = tooBig ? INT64_MAX : value.get<int64_t>();
+      if (tooBig || n < field->min || n > field->max) {
+        return fieldError(field->name,
+                          value.dump() + " is out of range " + std::to_string(field->min) + ".." +
+                              (field->max == kNoMax ? "" : std::to_string(field->max)));
+      }
+    }
+    set.emplace_back(field, &value);
+  }
+  if (policy == "none") return noneMemoryQos();
+  MemoryQos out = policy == "auto" ? autoBlock : classBlock;
+  for (const auto& [field, value] : set) {
+    if (field->member != nullptr) {
+      out.*(field->member) = value->get<int64_t>();
+    } else if (std::string_view(field->name) == "enable") {
+      out.enable = value->get<bool>();
+    }
+  }
+  return out;
+}
+
+MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQosStrategy& config,
+                                       bool enabled, int64_t pageSize,
+                                       int64_t nodeAllocatableMemory) const {
+  MemoryQosResult result;
+  if (!enabled) return result;
+  if (pageSize <= 0 || nodeAllocatableMemory <= 0) {
+    result.errors.push_back("memory qos: round skipped: page size " + std::to_string(pageSize) +
+                            ", node allocatable memory " + std::to_string(nodeAllocatableMemory) +
+                            " (both must be positive)");
+    return result;
+  }
+  const ResourceQosStrategy node = resetDisabled(config);
+  const ResourceQosStrategy builtIn = defaultNodeSlo().qos;
+
+  auto emit = [&](std::vector<CgroupWrite>& out, const std::string& dir, Knob knob, int64_t v) {
+    out.push_back(CgroupWrite{dir, knob, KnobValue::of(v), kOwnerMemoryQos});
+  };
+
+  // Σ pod min/low per kube QoS; nullopt: no active pod of that class.
+  std::array<std::optional<int64_t>, 3> qosMin, qosLow;
+  std::vector<CgroupWrite> podWrites;
+  for (const PodView& view : snap.pods) {
+    if (view.pod == nullptr || !active(*view.pod)) continue;
+    const Pod& pod = *view.pod;
+    MemoryQos cfg = classBlock(node, view.qos);
+    if (auto it = pod.annotations.find(kMemoryQosAnnotation); it != pod.annotations.end()) {
+      auto merged = mergeMemoryQosAnnotation(cfg, classBlock(builtIn, view.qos), it->second);
+      if (merged) {
+        cfg = *merged;
+      } else {
+        result.errors.push_back("pod " + pod.ns + "/" + pod.name + ": " + merged.error().message +
+                                " (the class config is used)");
+      }
+    }
+
+    const int64_t req = podRequest(pod);
+    const int64_t podMin = percentOf(req, cfg.minLimitPercent);
+    int64_t podLow = percentOf(req, cfg.lowLimitPercent);
+    if (podLow > 0 && podLow < podMin) podLow = podMin;
+    const auto k = static_cast<size_t>(pod.kubeQos);
+    qosMin[k] = qosMin[k].value_or(0) + percentOf(req, cfg.minLimitPercent);
+    qosLow[k] = qosLow[k].value_or(0) + percentOf(req, cfg.lowLimitPercent);
+    if (!view.dir.empty()) {
+      emit(podWrites, view.dir, Knob::kMemoryMin, podMin);
+      emit(podWrites, view.dir, Knob::kMemoryLow, podLow);
+    }
+
+    for (const ContainerView& cv : view.containers) {
+      if (cv.dir.empty() || cv.container == nullptr || cv.container->init) continue;
+      const int64_t creq = containerRequest(pod, *cv.container);
+      const int64_t min = percentOf(creq, cfg.minLimitPercent);
+      int64_t low = percentOf(creq, cfg.lowLimitPercent);
+      if (low > 0 && low < min) low = min;
+      int64_t high = -1;  // "max"
+      if (cfg.throttlingPercent != 0) {
+        const int64_t climit = containerLimit(pod, *cv.container);
+        const int64_t limit = climit > 0 ? climit : nodeAllocatableMemory;
+        high = (creq + percentOf(limit - creq, cfg.throttlingPercent)) / pageSize * pageSize;
+        if (high > 0 && high < min) high = min;
+      }
+      emit(podWrites, cv.dir, Knob::kMemoryMin, min);
+      emit(podWrites, cv.dir, Knob::kMemoryLow, low);
+      emit(podWrites, cv.dir, Knob::kMemoryHigh, high);
+    }
+  }
+
+  // The Guaranteed dir is the kubepods root, the parent of the other two.
+  const size_t g = static_cast<size_t>(KubeQos::kGuaranteed);
+  std::optional<int64_t> rootMin, rootLow;
+  for (size_t k = 0; k < 3; ++k) {
+    if (qosMin[k]) rootMin = rootMin.value_or(0) + *qosMin[k];
+    if (qosLow[k]) rootLow = rootLow.value_or(0) + *qosLow[k];
+  }
+  qosMin[g] = rootMin;
+  qosLow[g] = rootLow;
+  for (KubeQos q : {KubeQos::kGuaranteed, KubeQos::kBurstable, KubeQos::kBestEffort}) {
+    const auto k = static_cast<size_t>(q);
+    if (qosMin[k]) emit(result.writes, layout_.qosDir(q), Knob::kMemoryMin, *qosMin[k]);
+    if (qosLow[k]) emit(result.writes, layout_.qosDir(q), Knob::kMemoryLow, *qosLow[k]);
+  }
+  result.writes.insert(result.writes.end(), podWrites.begin(), podWrites.end());
+  return result;
+}
+
+}  // namespace koord
