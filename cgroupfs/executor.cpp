@@ -112,11 +112,12 @@ Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   if (!text) return text.error();
   auto value = parseKnob(knob, layout_.version(), *text);
   if (!value) return makeError(path + ": " + value.error().message);
-  // On v2 an empty cpuset.cpus means "whatever the parent has": the CPUs in use
-  // are in cpuset.cpus.effective.
-  if (knob == Knob::kCpusetCpus && layout_.version() == CgroupVersion::kV2 && value->cpus.empty()) {
+  // On v2 an empty CPU list means "whatever the parent has": the knob table names
+  // the file that shows the CPUs in force.
+  if (spec.v2EffectiveFile != nullptr && layout_.version() == CgroupVersion::kV2 && spec.cpuList &&
+      value->cpus.empty()) {
     const std::string effective =
-        layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, "cpuset.cpus.effective");
+        layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, spec.v2EffectiveFile);
     if (auto eff = readFile(effective, kReadCap)) {
       if (auto parsed = parseKnob(knob, layout_.version(), *eff)) return *parsed;
     }

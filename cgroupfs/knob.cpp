@@ -34,24 +34,24 @@ constexpr int64_t kMaxWeight = 10000;
 // both accept a child limit above the parent's.
 constexpr std::array<KnobSpec, kKnobCount> kSpecs = {{
     {Knob::kCpuShares, "cpu.shares", "cpu", "cpu.shares", "cpu.weight", false, kMinShares,
-     kMaxShares, false, false},
+     kMaxShares, false, false, nullptr},
     {Knob::kCpuQuota, "cpu.cfs_quota_us", "cpu", "cpu.cfs_quota_us", "cpu.max", false, 1000,
-     kMaxCfsQuotaUs, true, true},
+     kMaxCfsQuotaUs, true, true, nullptr},
     // koordlet validates 0..1e8 (100 s). The kernel also wants burst <= quota when
     // the quota is limited; a larger burst is its EINVAL, counted by the executor.
     {Knob::kCpuBurst, "cpu.cfs_burst_us", "cpu", "cpu.cfs_burst_us", "cpu.max.burst", false, 0,
-     100'000'000, false, false},
+     100'000'000, false, false, nullptr},
     {Knob::kCpusetCpus, "cpuset.cpus", "cpuset", "cpuset.cpus", "cpuset.cpus", true, 0, 0, false,
-     true},
+     true, "cpuset.cpus.effective"},
     {Knob::kMemoryLimit, "memory.limit_in_bytes", "memory", "memory.limit_in_bytes", "memory.max",
-     false, 0, kInt64Max, true, false},
+     false, 0, kInt64Max, true, false, nullptr},
     // v1 names exist only on Anolis kernels; the probe decides.
     {Knob::kMemoryMin, "memory.min", "memory", "memory.min", "memory.min", false, 0, kInt64Max,
-     false, true},
+     false, true, nullptr},
     {Knob::kMemoryLow, "memory.low", "memory", "memory.low", "memory.low", false, 0, kInt64Max,
-     false, true},
+     false, true, nullptr},
     {Knob::kMemoryHigh, "memory.high", "memory", "memory.high", "memory.high", false, 0, kInt64Max,
-     true, true},
+     true, true, nullptr},
 }};
 
 bool isMemoryKnob(Knob knob) {

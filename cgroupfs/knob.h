@@ -43,6 +43,9 @@ struct KnobSpec {
   int64_t max;
   bool minusOneIsUnlimited;  // -1 is allowed and means no limit
   bool hierarchical;         // a parent's value bounds its children's
+  // v2 only: where the value in force is read when v2File is empty (an empty
+  // cpuset.cpus means "the parent's", shown in cpuset.cpus.effective); nullptr: none.
+  const char* v2EffectiveFile;
 };
 
 const KnobSpec& knobSpec(Knob knob);

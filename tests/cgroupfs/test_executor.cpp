@@ -330,3 +330,24 @@ TEST_CASE("the observer sees every attempted write with its status", "[executor]
       {shares(kPod, 512), shares(kCtr, 1024), shares(kPod + "/gone", 2), shares("other", 2)});
   CHECK(f.statuses == std::vector<std::string>{"unchanged", "vanished", "succeeded"});
 }
+
+TEST_CASE("reading a v2 cpuset that is empty gives the CPUs in force, from the effective file",
+          "[executor]") {
+  test::TempTree tree;
+  tree.write("kubepods/besteffort/cpuset.cpus", "\n");
+  tree.write("kubepods/besteffort/cpuset.cpus.effective", "0-3\n");
+  tree.write("kubepods/burstable/cpuset.cpus", "2-3\n");
+  tree.write("kubepods/burstable/cpuset.cpus.effective", "2-3\n");
+  ManualClock clock;
+  FailureLog failures{clock};
+  ExecutorConfig config;
+  config.cgroupRoot = tree.path();
+  Executor exec(config, CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs),
+                KnobSupport::all(), clock, failures);
+  auto be = exec.read("kubepods/besteffort", Knob::kCpusetCpus);
+  REQUIRE(be.ok());
+  CHECK(be->cpus == std::vector<int>{0, 1, 2, 3});
+  auto ls = exec.read("kubepods/burstable", Knob::kCpusetCpus);
+  REQUIRE(ls.ok());
+  CHECK(ls->cpus == std::vector<int>{2, 3});
+}
