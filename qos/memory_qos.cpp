@@ -180,8 +180,10 @@ Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const Me
 }
 
 MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQosStrategy& config,
-                                       bool enabled, int64_t pageSize,
-                                       int64_t nodeAllocatableMemory) const {
+                                       const MemoryQosOptions& options) const {
+  const bool enabled = options.enabled;
+  const int64_t pageSize = options.pageSize;
+  const int64_t nodeAllocatableMemory = options.nodeAllocatableMemory;
   MemoryQosResult result;
   if (!enabled) return result;
   if (pageSize <= 0 || nodeAllocatableMemory <= 0) {

@@ -79,15 +79,29 @@ struct MemoryQosResult {
 Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const MemoryQos& autoBlock,
                                            std::string_view json);
 
+// What a round needs besides the snapshot and the NodeSLO config.
+struct MemoryQosOptions {
+  bool enabled = false;                // gate CgroupReconcile
+  int64_t pageSize = 4096;             // bytes (sysconf(_SC_PAGESIZE))
+  int64_t nodeAllocatableMemory = 0;   // bytes: --node-allocatable-memory, else MemTotal
+  // Which knobs this kernel has (probed once by the executor): knobs it lacks are
+  // not emitted at all, so a vanilla v1 kernel costs nothing per round.
+  KnobSupport support = KnobSupport::all();
+  // --memory-qos-v1-soft-limit: on kernels without memory.low (vanilla v1), BE pod
+  // and container dirs get memory.soft_limit_in_bytes = their memory.low target
+  // (so global reclaim takes BE memory above it first); -1 (unlimited) when BE's
+  // block is disabled. Ignored where memory.low exists.
+  bool softLimitFallback = false;
+};
+
 class MemoryQosStrategy {
  public:
   // The layout gives the kube-QoS dirs (the snapshot only carries the besteffort one).
   explicit MemoryQosStrategy(CgroupLayout layout) : layout_(std::move(layout)) {}
 
-  // enabled = gate CgroupReconcile. config: NodeSLO resourceQOSStrategy as parsed
-  // (resetDisabled is applied here). pageSize and nodeAllocatableMemory in bytes.
-  MemoryQosResult run(const QosSnapshot& snap, const ResourceQosStrategy& config, bool enabled,
-                      int64_t pageSize, int64_t nodeAllocatableMemory) const;
+  // config: NodeSLO resourceQOSStrategy as parsed (resetDisabled is applied here).
+  MemoryQosResult run(const QosSnapshot& snap, const ResourceQosStrategy& config,
+                      const MemoryQosOptions& options) const;
 
  private:
   CgroupLayout layout_;

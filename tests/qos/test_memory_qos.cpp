@@ -97,7 +97,11 @@ std::vector<std::string> writes(const MemoryQosResult& r) {
 
 MemoryQosResult run(const Node& n, const ResourceQosStrategy& cfg,
                     int64_t allocatable = kAllocatable) {
-  return MemoryQosStrategy(kLayout).run(n.snap, cfg, true, kPage, allocatable);
+  MemoryQosOptions o;
+  o.enabled = true;
+  o.pageSize = kPage;
+  o.nodeAllocatableMemory = allocatable;
+  return MemoryQosStrategy(kLayout).run(n.snap, cfg, o);
 }
 
 std::string w(const std::string& dir, const char* knob, int64_t v) {
@@ -300,8 +304,11 @@ TEST_CASE("a class with memoryQOS disabled gets the none values", "[memory_qos]"
 TEST_CASE("the strategy disabled writes nothing at all", "[memory_qos]") {
   Node n;
   n.ls("a", {{kGi, 2 * kGi}});
-  auto r =
-      MemoryQosStrategy(kLayout).run(n.snap, lsOnly(block(50, 70, 80)), false, kPage, kAllocatable);
+  MemoryQosOptions off;
+  off.enabled = false;
+  off.pageSize = kPage;
+  off.nodeAllocatableMemory = kAllocatable;
+  auto r = MemoryQosStrategy(kLayout).run(n.snap, lsOnly(block(50, 70, 80)), off);
   CHECK(r.writes.empty());
   CHECK(r.errors.empty());
 }
@@ -319,8 +326,11 @@ TEST_CASE("systemd dirs come from the layout", "[memory_qos]") {
   Node n;
   n.ls("a", {{kGi, 2 * kGi}});
   CgroupLayout systemd(CgroupVersion::kV2, CgroupDriver::kSystemd);
-  auto r =
-      MemoryQosStrategy(systemd).run(n.snap, lsOnly(block(50, 0, 0)), true, kPage, kAllocatable);
+  MemoryQosOptions on;
+  on.enabled = true;
+  on.pageSize = kPage;
+  on.nodeAllocatableMemory = kAllocatable;
+  auto r = MemoryQosStrategy(systemd).run(n.snap, lsOnly(block(50, 0, 0)), on);
   REQUIRE(r.writes.size() >= 3);
   CHECK(r.writes[0].dir == "kubepods.slice");
   CHECK(r.writes[2].dir == "kubepods.slice/kubepods-burstable.slice");

@@ -1,0 +1,47 @@
+// group_ownership: which resctrl groups this agent may write. Groups it created are
+// its own; a group it did not create (another tool's, or one left by a koordlet that
+// ran before us) is never touched unless the operator says so with
+// --resctrl-adopt-groups. The record lives in a small state file
+// (--resctrl-state-file, default <var-run-root>/koordlet/resctrl-groups): resctrl
+// is an in-memory filesystem gone at reboot, and /var/run is too, so the record and
+// the groups share a lifetime; across agent restarts the record says what we made.
+//
+// File format: one group name per line. A missing file is an empty record; an
+// unreadable or malformed one is an error naming the file, and the record starts
+// empty (we then touch nothing that exists until told to adopt).
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "agent/result.h"
+
+namespace koord::resctrl {
+
+class GroupOwnership {
+ public:
+  // stateFile "" keeps the record in memory only (tests, --resctrl-state-file="").
+  // The returned error (if any) is for logging; the object is usable either way.
+  GroupOwnership(std::string stateFile, bool adoptExisting);
+  const Status& loadStatus() const { return loadStatus_; }
+
+  // May we write this group? `exists`: the group's dir is there now.
+  //   not there          -> true (we will create it, then call created())
+  //   there and recorded -> true
+  //   there, not ours    -> adoptExisting (and recorded when adopted)
+  bool mayUse(const std::string& group, bool exists);
+  // Records a group we created (writes the state file; an error is returned, the
+  // in-memory record is kept).
+  Status created(const std::string& group);
+  bool owns(std::string_view group) const { return owned_.count(std::string(group)) != 0; }
+
+ private:
+  Status save() const;
+  std::string stateFile_;
+  bool adopt_;
+  std::set<std::string> owned_;
+  Status loadStatus_;
+};
+
+}  // namespace koord::resctrl

@@ -1,0 +1,78 @@
+// resctrl_manager: the resctrl reconcile loop (gate RdtResctrl, every
+// --reconcile-interval-seconds, after a collection round). Detects RDT once
+// (resctrl_detect.h; no CPU support is final and logged once; a missing tree is
+// re-checked each round, logged once), reads the info tree, lists each active pod's
+// threads from its cgroups (v1 `tasks` of the cpu hierarchy, v2 `cgroup.threads`),
+// plans (resctrl_plan.h) and writes (resctrl_writer.h). Monitoring (gate
+// ResctrlCollector) reads our groups' mon_data.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/clock.h"
+#include "agent/host_paths.h"
+#include "agent/log.h"
+#include "agent/pod.h"
+#include "cgroupfs/layout.h"
+#include "qos/slo_config.h"
+#include "resctrl/group_ownership.h"
+#include "resctrl/monitor.h"
+#include "resctrl/resctrl_detect.h"
+#include "resctrl/resctrl_plan.h"
+#include "resctrl/resctrl_writer.h"
+
+namespace koord::resctrl {
+
+struct ResctrlManagerConfig {
+  HostPaths paths;
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);  // <= 0: off
+  bool gate = true;                                             // RdtResctrl
+  bool allowMount = false;                                      // --resctrl-mount
+  std::string stateFile;                                        // --resctrl-state-file
+  bool adoptGroups = false;                                     // --resctrl-adopt-groups
+  bool dryRun = false;
+};
+
+struct ResctrlRound {
+  bool ran = false;  // the interval was due and the gate on
+  ResctrlStatus status = ResctrlStatus::kNoCpuSupport;
+  WriterStats writes;
+  std::vector<std::string> errors;  // plan and thread-listing errors (writer logs its own)
+  std::optional<double> seconds;
+};
+
+class ResctrlManager {
+ public:
+  ResctrlManager(ResctrlManagerConfig config, CgroupLayout layout, const Clock& clock,
+                 FailureLog& failures, Mounter mounter = systemMounter());
+
+  ResctrlRound runDue(const std::vector<Pod>& pods, const ResourceQosStrategy& config);
+
+  // Monitoring counters of LSR/LS/BE (when the tree is ready).
+  MonRead collect() const;
+
+  // nullopt until the first round; then whether RDT is usable (for
+  // koordlet_feature_supported{feature="resctrl"}).
+  std::optional<bool> supported() const;
+  ResctrlStatus status() const { return status_; }
+
+ private:
+  std::vector<PodThreads> listThreads(const std::vector<Pod>& pods,
+                                      std::vector<std::string>& errors) const;
+  ResctrlManagerConfig config_;
+  CgroupLayout layout_;
+  const Clock* clock_;
+  FailureLog* failures_;
+  Mounter mounter_;
+  GroupOwnership ownership_;
+  ResctrlWriter writer_;
+  std::optional<CpuRdtFlags> flags_;
+  std::optional<Clock::Monotonic> last_;
+  bool detected_ = false;
+  ResctrlStatus status_ = ResctrlStatus::kNoCpuSupport;
+};
+
+}  // namespace koord::resctrl
