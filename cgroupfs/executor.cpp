@@ -34,10 +34,11 @@ size_t depthOf(std::string_view dir) {
   return static_cast<size_t>(std::count(dir.begin(), dir.end(), '/')) + 1;
 }
 
-// -1 ("unlimited") compares above every number.
+// -1 ("unlimited") compares above every number. Byte-valued memory knobs: the
+// kernel keeps them in pages (memory.soft_limit_in_bytes too).
 bool isMemoryKnob(Knob k) {
   return k == Knob::kMemoryLimit || k == Knob::kMemoryMin || k == Knob::kMemoryLow ||
-         k == Knob::kMemoryHigh;
+         k == Knob::kMemoryHigh || k == Knob::kMemorySoftLimit;
 }
 
 bool numberBelow(const KnobSpec& spec, int64_t a, int64_t b) {
@@ -105,8 +106,10 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
 
 Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   const KnobSpec& spec = knobSpec(knob);
-  if (!support_.has(knob)) return makeError(std::string(spec.name) + " is not supported here");
   const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
+  if (!support_.has(knob) || file == nullptr) {
+    return makeError(std::string(spec.name) + " is not supported here");
+  }
   const std::string path = layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, file);
   auto text = readFile(path, kReadCap);
   if (!text) return text.error();
@@ -146,7 +149,10 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     return std::nullopt;
   }
   const Clock::Monotonic start = clock_->now();
-  if (!support_.has(write.knob)) {
+  const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
+  // No file on this cgroup version (memory.soft_limit_in_bytes on v2): unsupported,
+  // whatever the support set says.
+  if (!support_.has(write.knob) || file == nullptr) {
     ++batch.unsupported;
     bool& logged = unsupportedLogged_[static_cast<size_t>(write.knob)];
     if (!logged) {
@@ -162,7 +168,6 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   if (isMemoryKnob(write.knob) && value.number > 0 && config_.pageSize > 0) {
     value.number -= value.number % config_.pageSize;
   }
-  const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
   Pending p{&write,
             layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, write.dir, file),
             value,

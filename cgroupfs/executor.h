@@ -92,6 +92,8 @@ class Executor {
   ExecutorStats apply(std::vector<CgroupWrite> writes);
 
   const ExecutorStats& stats() const { return stats_; }
+  // The knobs this kernel has (probed once when the agent built the executor).
+  const KnobSupport& support() const { return support_; }
 
   // The value a knob's file holds now, in v1 units, read the way apply() reads it
   // (strategies that step from the current value get it here). Errors: the knob is

@@ -52,11 +52,30 @@ constexpr std::array<KnobSpec, kKnobCount> kSpecs = {{
      false, true, nullptr},
     {Knob::kMemoryHigh, "memory.high", "memory", "memory.high", "memory.high", false, 0, kInt64Max,
      true, true, nullptr},
+    // Alinux/Anolis extensions (reference §4.0); ranges are koordlet's validators.
+    // None bounds its children, so none is ordered.
+    {Knob::kMemoryWmarkRatio, "memory.wmark_ratio", "memory", "memory.wmark_ratio",
+     "memory.wmark_ratio", false, 0, 100, false, false, nullptr},
+    {Knob::kMemoryWmarkScaleFactor, "memory.wmark_scale_factor", "memory",
+     "memory.wmark_scale_factor", "memory.wmark_scale_factor", false, 1, 1000, false, false,
+     nullptr},
+    {Knob::kMemoryWmarkMinAdj, "memory.wmark_min_adj", "memory", "memory.wmark_min_adj",
+     "memory.wmark_min_adj", false, -25, 50, false, false, nullptr},
+    {Knob::kMemoryPriority, "memory.priority", "memory", "memory.priority", "memory.priority",
+     false, 0, 12, false, false, nullptr},
+    {Knob::kMemoryUsePriorityOom, "memory.use_priority_oom", "memory", "memory.use_priority_oom",
+     "memory.use_priority_oom", false, 0, 1, false, false, nullptr},
+    {Knob::kMemoryOomGroup, "memory.oom.group", "memory", "memory.oom.group", "memory.oom.group",
+     false, 0, 1, false, false, nullptr},
+    // v1 only. A soft limit is a reclaim hint, not a bound on children: not ordered.
+    {Knob::kMemorySoftLimit, "memory.soft_limit_in_bytes", "memory", "memory.soft_limit_in_bytes",
+     nullptr, false, 0, kInt64Max, true, false, nullptr},
 }};
 
+// Byte-valued memory knobs (the kernel reports "unlimited" as a huge number).
 bool isMemoryKnob(Knob knob) {
   return knob == Knob::kMemoryLimit || knob == Knob::kMemoryMin || knob == Knob::kMemoryLow ||
-         knob == Knob::kMemoryHigh;
+         knob == Knob::kMemoryHigh || knob == Knob::kMemorySoftLimit;
 }
 
 std::string renderCpuList(const std::vector<int>& cpus) {

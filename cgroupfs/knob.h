@@ -27,8 +27,20 @@ enum class Knob : uint8_t {
   kMemoryMin,    // v2 memory.min; v1 only on Anolis kernels
   kMemoryLow,    // v2 memory.low; v1 only on Anolis kernels
   kMemoryHigh,   // v2 memory.high (-1 = "max"); v1 only on Anolis kernels
+  // Alibaba Cloud Linux / Anolis extensions, same names on v1 and v2; vanilla kernels
+  // have none of them.
+  kMemoryWmarkRatio,        // memory.wmark_ratio 0..100 (async reclaim watermark, % of high)
+  kMemoryWmarkScaleFactor,  // memory.wmark_scale_factor 1..1000 (permill)
+  kMemoryWmarkMinAdj,       // memory.wmark_min_adj -25..50
+  kMemoryPriority,          // memory.priority 0..12 (memcg OOM priority)
+  kMemoryUsePriorityOom,    // memory.use_priority_oom 0/1
+  // memory.oom.group 0/1: vanilla v2 since 4.19; on v1 only Anolis kernels.
+  kMemoryOomGroup,
+  // v1 memory.soft_limit_in_bytes (-1 = unlimited); v2 has no such file (its nearest
+  // relative is memory.low, a different contract), so the knob is v1 only.
+  kMemorySoftLimit,
 };
-inline constexpr size_t kKnobCount = 8;
+inline constexpr size_t kKnobCount = 15;
 
 struct KnobSpec {
   Knob knob;
@@ -37,9 +49,9 @@ struct KnobSpec {
   // nullptr: no v1 file at all. memory.min/low/high carry their names although
   // only Anolis v1 kernels have them: KnobSupport::probe decides.
   const char* v1File;
-  const char* v2File;
-  bool cpuList;  // value is a CPU list, not a number
-  int64_t min;   // accepted range in v1 units (numbers only)
+  const char* v2File;  // nullptr: the knob does not exist on v2 (probe reports it absent)
+  bool cpuList;        // value is a CPU list, not a number
+  int64_t min;         // accepted range in v1 units (numbers only)
   int64_t max;
   bool minusOneIsUnlimited;  // -1 is allowed and means no limit
   bool hierarchical;         // a parent's value bounds its children's

@@ -222,3 +222,117 @@ TEST_CASE("the probe finds burst and memory protection only where the kernel has
   const KnobSupport all = KnobSupport::all();
   for (size_t i = 0; i < kKnobCount; ++i) CHECK(all.has(static_cast<Knob>(i)));
 }
+
+// ---- Alinux memory extensions, oom.group, v1 soft limit ------------------------------
+
+TEST_CASE("the Alinux memory knobs, oom.group and the v1 soft limit carry their files", "[knob]") {
+  struct Row {
+    Knob knob;
+    const char* file;
+    int64_t min;
+    int64_t max;
+  };
+  for (const Row& r : {Row{Knob::kMemoryWmarkRatio, "memory.wmark_ratio", 0, 100},
+                       Row{Knob::kMemoryWmarkScaleFactor, "memory.wmark_scale_factor", 1, 1000},
+                       Row{Knob::kMemoryWmarkMinAdj, "memory.wmark_min_adj", -25, 50},
+                       Row{Knob::kMemoryPriority, "memory.priority", 0, 12},
+                       Row{Knob::kMemoryUsePriorityOom, "memory.use_priority_oom", 0, 1},
+                       Row{Knob::kMemoryOomGroup, "memory.oom.group", 0, 1}}) {
+    const KnobSpec& s = knobSpec(r.knob);
+    INFO(r.file);
+    CHECK(std::string(s.name) == r.file);
+    CHECK(std::string(s.v1Subsystem) == "memory");
+    CHECK(std::string(s.v1File) == r.file);
+    CHECK(std::string(s.v2File) == r.file);
+    CHECK(s.min == r.min);
+    CHECK(s.max == r.max);
+    CHECK_FALSE(s.hierarchical);
+    CHECK_FALSE(s.minusOneIsUnlimited);
+  }
+  const KnobSpec& soft = knobSpec(Knob::kMemorySoftLimit);
+  CHECK(std::string(soft.v1File) == "memory.soft_limit_in_bytes");
+  CHECK(soft.v2File == nullptr);
+  CHECK(soft.minusOneIsUnlimited);
+  CHECK_FALSE(soft.hierarchical);
+}
+
+TEST_CASE("the new memory knobs clamp into their ranges, a negative wmark_min_adj included",
+          "[knob]") {
+  CHECK(clampKnob(Knob::kMemoryWmarkMinAdj, KnobValue::of(-25)).number == -25);
+  CHECK(clampKnob(Knob::kMemoryWmarkMinAdj, KnobValue::of(-40)).number == -25);
+  CHECK(clampKnob(Knob::kMemoryWmarkMinAdj, KnobValue::of(80)).number == 50);
+  // -1 is not "unlimited" for a ratio: it clamps like any other number.
+  CHECK(clampKnob(Knob::kMemoryWmarkRatio, KnobValue::of(-1)).number == 0);
+  CHECK(clampKnob(Knob::kMemoryWmarkRatio, KnobValue::of(101)).number == 100);
+  CHECK(clampKnob(Knob::kMemoryWmarkScaleFactor, KnobValue::of(0)).number == 1);
+  CHECK(clampKnob(Knob::kMemoryWmarkScaleFactor, KnobValue::of(5000)).number == 1000);
+  CHECK(clampKnob(Knob::kMemoryPriority, KnobValue::of(13)).number == 12);
+  CHECK(clampKnob(Knob::kMemoryUsePriorityOom, KnobValue::of(2)).number == 1);
+  CHECK(clampKnob(Knob::kMemoryOomGroup, KnobValue::of(-1)).number == 0);
+  CHECK(clampKnob(Knob::kMemorySoftLimit, KnobValue::of(-1)).number == -1);
+  CHECK(clampKnob(Knob::kMemorySoftLimit, KnobValue::of(-9)).number == 0);
+}
+
+TEST_CASE("the new memory knobs render and parse as plain numbers, soft limit -1 as -1", "[knob]") {
+  CHECK(renderKnob(Knob::kMemoryWmarkMinAdj, kV1, KnobValue::of(-25)) == "-25");
+  CHECK(renderKnob(Knob::kMemoryWmarkMinAdj, kV2, KnobValue::of(50)) == "50");
+  CHECK(renderKnob(Knob::kMemoryWmarkRatio, kV2, KnobValue::of(95)) == "95");
+  CHECK(renderKnob(Knob::kMemoryPriority, kV1, KnobValue::of(12)) == "12");
+  CHECK(renderKnob(Knob::kMemoryOomGroup, kV2, KnobValue::of(1)) == "1");
+  CHECK(renderKnob(Knob::kMemorySoftLimit, kV1, KnobValue::of(-1)) == "-1");
+  CHECK(renderKnob(Knob::kMemorySoftLimit, kV1, KnobValue::of(1 << 20)) == "1048576");
+  CHECK(parsedNumber(Knob::kMemoryWmarkMinAdj, kV1, "-25\n") == -25);
+  CHECK(parsedNumber(Knob::kMemoryWmarkScaleFactor, kV2, "20\n") == 20);
+  CHECK(parsedNumber(Knob::kMemoryOomGroup, kV2, "0\n") == 0);
+  CHECK(parsedNumber(Knob::kMemoryPriority, kV1, "7\n") == 7);
+  // What vanilla v1 shows for an unlimited soft limit (LONG_MAX rounded to a page).
+  CHECK(parsedNumber(Knob::kMemorySoftLimit, kV1, "9223372036854771712\n") == -1);
+  CHECK(parsedNumber(Knob::kMemorySoftLimit, kV1, "268435456\n") == 268435456);
+  CHECK_FALSE(parseKnob(Knob::kMemoryPriority, kV1, "high\n").ok());
+}
+
+TEST_CASE("the probe reports each Alinux knob, oom.group and the soft limit by its file",
+          "[knob][probe]") {
+  SECTION("a vanilla v1 memory hierarchy has the soft limit and nothing else new") {
+    const CgroupLayout layout(kV1, CgroupDriver::kCgroupfs);
+    test::TempTree tree({{"memory/kubepods/memory.limit_in_bytes", "9223372036854771712\n"},
+                         {"memory/kubepods/memory.soft_limit_in_bytes", "9223372036854771712\n"},
+                         // elsewhere than the kubepods root: not counted
+                         {"memory/memory.oom.group", "0\n"},
+                         {"cpu/kubepods/memory.priority", "0\n"}});
+    const KnobSupport s = KnobSupport::probe(tree.path(), layout);
+    CHECK(s.has(Knob::kMemorySoftLimit));
+    for (Knob k : {Knob::kMemoryWmarkRatio, Knob::kMemoryWmarkScaleFactor, Knob::kMemoryWmarkMinAdj,
+                   Knob::kMemoryPriority, Knob::kMemoryUsePriorityOom, Knob::kMemoryOomGroup,
+                   Knob::kMemoryMin}) {
+      INFO(knobSpec(k).name);
+      CHECK_FALSE(s.has(k));
+    }
+  }
+  SECTION("an Anolis v1 memory hierarchy has each extension whose file is there") {
+    const CgroupLayout layout(kV1, CgroupDriver::kCgroupfs);
+    test::TempTree tree({{"memory/kubepods/memory.wmark_ratio", "0\n"},
+                         {"memory/kubepods/memory.wmark_min_adj", "0\n"},
+                         {"memory/kubepods/memory.priority", "0\n"},
+                         {"memory/kubepods/memory.oom.group", "0\n"}});
+    const KnobSupport s = KnobSupport::probe(tree.path(), layout);
+    CHECK(s.has(Knob::kMemoryWmarkRatio));
+    CHECK(s.has(Knob::kMemoryWmarkMinAdj));
+    CHECK(s.has(Knob::kMemoryPriority));
+    CHECK(s.has(Knob::kMemoryOomGroup));
+    CHECK_FALSE(s.has(Knob::kMemoryWmarkScaleFactor));
+    CHECK_FALSE(s.has(Knob::kMemoryUsePriorityOom));
+    CHECK_FALSE(s.has(Knob::kMemorySoftLimit));
+  }
+  SECTION("a vanilla v2 tree has oom.group and never the soft limit") {
+    const CgroupLayout v2(kV2, CgroupDriver::kCgroupfs);
+    // A stray file of the v1 name must not make the v1-only knob supported.
+    test::TempTree tree(
+        {{"kubepods/memory.oom.group", "0\n"}, {"kubepods/memory.soft_limit_in_bytes", "0\n"}});
+    const KnobSupport s = KnobSupport::probe(tree.path(), v2);
+    CHECK(s.has(Knob::kMemoryOomGroup));
+    CHECK_FALSE(s.has(Knob::kMemorySoftLimit));
+    CHECK_FALSE(s.has(Knob::kMemoryPriority));
+    CHECK_FALSE(s.has(Knob::kMemoryWmarkRatio));
+  }
+}
