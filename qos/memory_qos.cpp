@@ -116,8 +116,15 @@ int64_t podRequest(const Pod& pod) {
 
 }  // namespace
 
-Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const MemoryQos& autoBlock,
-                                           std::string_view text) {
+namespace {
+
+struct Merged {
+  MemoryQos cfg;
+  bool policyNone = false;  // the annotation turned memory QoS off for the pod
+};
+
+Result<Merged> mergeAnnotation(const MemoryQos& classBlock, const MemoryQos& autoBlock,
+                               std::string_view text) {
   if (text.size() > 65536) return makeError(std::string(kWhere) + "longer than 65536 bytes");
   json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded()) return makeError(std::string(kWhere) + "invalid JSON");
@@ -167,7 +174,7 @@ Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const Me
     }
     set.emplace_back(field, &value);
   }
-  if (policy == "none") return noneMemoryQos();
+  if (policy == "none") return Merged{noneMemoryQos(), true};
   MemoryQos out = policy == "auto" ? autoBlock : classBlock;
   for (const auto& [field, value] : set) {
     if (field->member != nullptr) {
@@ -176,7 +183,21 @@ Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const Me
       out.enable = value->get<bool>();
     }
   }
-  return out;
+  return Merged{out, false};
+}
+
+}  // namespace
+
+Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const MemoryQos& autoBlock,
+                                           std::string_view text) {
+  auto merged = mergeAnnotation(classBlock, autoBlock, text);
+  if (!merged) return merged.error();
+  return merged->cfg;
+}
+
+bool memoryQosSupported(const KnobSupport& support) {
+  return support.has(Knob::kMemoryMin) && support.has(Knob::kMemoryLow) &&
+         support.has(Knob::kMemoryHigh);
 }
 
 MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQosStrategy& config,
@@ -194,10 +215,31 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
   }
   const ResourceQosStrategy node = resetDisabled(config);
   const ResourceQosStrategy builtIn = defaultNodeSlo().qos;
+  const KnobSupport& support = options.support;
+  const bool softLimits = options.softLimitFallback && !support.has(Knob::kMemoryLow) &&
+                          support.has(Knob::kMemorySoftLimit);
 
+  // Knobs this kernel lacks are not emitted at all.
   auto emit = [&](std::vector<CgroupWrite>& out, const std::string& dir, Knob knob, int64_t v) {
+    if (!support.has(knob)) return;
     out.push_back(CgroupWrite{dir, knob, KnobValue::of(v), kOwnerMemoryQos});
   };
+  // Alinux async-reclaim watermarks: container and pod dirs.
+  auto emitWmark = [&](std::vector<CgroupWrite>& out, const std::string& dir, const MemoryQos& c) {
+    emit(out, dir, Knob::kMemoryWmarkRatio, c.wmarkRatio);
+    emit(out, dir, Knob::kMemoryWmarkScaleFactor, c.wmarkScalePermill);
+    emit(out, dir, Knob::kMemoryWmarkMinAdj, c.wmarkMinAdj);
+  };
+  // OOM priority (Alinux) and oom.group: container, pod and kube-QoS dirs.
+  // A container's oom.group is written only to turn it on: 0 leaves the value the
+  // kubelet and runtime chose (kubelet 1.28+ on v2 sets 1, kill the whole container).
+  auto emitOom = [&](std::vector<CgroupWrite>& out, const std::string& dir, const MemoryQos& c,
+                     bool container) {
+    emit(out, dir, Knob::kMemoryPriority, c.priority);
+    emit(out, dir, Knob::kMemoryUsePriorityOom, c.priorityEnable);
+    if (!container || c.oomKillGroup != 0) emit(out, dir, Knob::kMemoryOomGroup, c.oomKillGroup);
+  };
+  auto pageDown = [&](int64_t v) { return v / pageSize * pageSize; };
 
   // Σ pod min/low per kube QoS; nullopt: no active pod of that class.
   std::array<std::optional<int64_t>, 3> qosMin, qosLow;
@@ -206,15 +248,19 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
     if (view.pod == nullptr || !active(*view.pod)) continue;
     const Pod& pod = *view.pod;
     MemoryQos cfg = classBlock(node, view.qos);
+    bool off = !classBlock(config, view.qos).enable;  // resetDisabled gave the none values
     if (auto it = pod.annotations.find(kMemoryQosAnnotation); it != pod.annotations.end()) {
-      auto merged = mergeMemoryQosAnnotation(cfg, classBlock(builtIn, view.qos), it->second);
+      auto merged = mergeAnnotation(cfg, classBlock(builtIn, view.qos), it->second);
       if (merged) {
-        cfg = *merged;
+        cfg = merged->cfg;
+        off = off || merged->policyNone;
       } else {
         result.errors.push_back("pod " + pod.ns + "/" + pod.name + ": " + merged.error().message +
                                 " (the class config is used)");
       }
     }
+    // v1 fallback: BE only (the koordinator label, as view.qos gives it).
+    const bool softLimit = softLimits && view.qos == KoordQos::kBE;
 
     const int64_t req = podRequest(pod);
     const int64_t podMin = percentOf(req, cfg.minLimitPercent);
@@ -226,6 +272,9 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
     if (!view.dir.empty()) {
       emit(podWrites, view.dir, Knob::kMemoryMin, podMin);
       emit(podWrites, view.dir, Knob::kMemoryLow, podLow);
+      emitWmark(podWrites, view.dir, cfg);
+      emitOom(podWrites, view.dir, cfg, false);
+      if (softLimit) emit(podWrites, view.dir, Knob::kMemorySoftLimit, off ? -1 : pageDown(podLow));
     }
 
     for (const ContainerView& cv : view.containers) {
@@ -238,12 +287,15 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
       if (cfg.throttlingPercent != 0) {
         const int64_t climit = containerLimit(pod, *cv.container);
         const int64_t limit = climit > 0 ? climit : nodeAllocatableMemory;
-        high = (creq + percentOf(limit - creq, cfg.throttlingPercent)) / pageSize * pageSize;
+        high = pageDown(creq + percentOf(limit - creq, cfg.throttlingPercent));
         if (high > 0 && high < min) high = min;
       }
       emit(podWrites, cv.dir, Knob::kMemoryMin, min);
       emit(podWrites, cv.dir, Knob::kMemoryLow, low);
       emit(podWrites, cv.dir, Knob::kMemoryHigh, high);
+      emitWmark(podWrites, cv.dir, cfg);
+      emitOom(podWrites, cv.dir, cfg, true);
+      if (softLimit) emit(podWrites, cv.dir, Knob::kMemorySoftLimit, off ? -1 : pageDown(low));
     }
   }
 
@@ -258,8 +310,14 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
   qosLow[g] = rootLow;
   for (KubeQos q : {KubeQos::kGuaranteed, KubeQos::kBurstable, KubeQos::kBestEffort}) {
     const auto k = static_cast<size_t>(q);
-    if (qosMin[k]) emit(result.writes, layout_.qosDir(q), Knob::kMemoryMin, *qosMin[k]);
-    if (qosLow[k]) emit(result.writes, layout_.qosDir(q), Knob::kMemoryLow, *qosLow[k]);
+    const std::string dir = layout_.qosDir(q);
+    if (qosMin[k]) emit(result.writes, dir, Knob::kMemoryMin, *qosMin[k]);
+    if (qosLow[k]) emit(result.writes, dir, Knob::kMemoryLow, *qosLow[k]);
+    // koordlet's GetKubeQoSResourceQoSByQoSClass; written with or without pods.
+    const MemoryQos& qosCfg = q == KubeQos::kGuaranteed  ? node.lsr.memory
+                              : q == KubeQos::kBurstable ? node.ls.memory
+                                                         : node.be.memory;
+    emitOom(result.writes, dir, qosCfg, false);
   }
   result.writes.insert(result.writes.end(), podWrites.begin(), podWrites.end());
   return result;
