@@ -6,9 +6,12 @@
 // is an in-memory filesystem gone at reboot, and /var/run is too, so the record and
 // the groups share a lifetime; across agent restarts the record says what we made.
 //
-// File format: one group name per line. A missing file is an empty record; an
-// unreadable or malformed one is an error naming the file, and the record starts
-// empty (we then touch nothing that exists until told to adopt).
+// File format: one group name per line, each a plain directory name (not empty, no
+// '/', no blanks or control bytes, not "." or ".."). A missing file is an empty record;
+// an unreadable or malformed one is an error naming the file (and line), and the record
+// starts empty (we then touch nothing that exists until told to adopt). The file is
+// replaced atomically (write <file>.tmp, rename), its directory created when missing,
+// so a crash leaves the old record or the new one, never half of one.
 #pragma once
 
 #include <set>
@@ -30,7 +33,11 @@ class GroupOwnership {
   //   not there          -> true (we will create it, then call created())
   //   there and recorded -> true
   //   there, not ours    -> adoptExisting (and recorded when adopted)
+  // An adoption whose state file cannot be saved is logged (once per group: the
+  // group is then recorded in memory, so it is not adopted again).
   bool mayUse(const std::string& group, bool exists);
+  // mayUse's answer without recording an adoption (dry-run: writes nothing).
+  bool wouldUse(const std::string& group, bool exists) const;
   // Records a group we created (writes the state file; an error is returned, the
   // in-memory record is kept).
   Status created(const std::string& group);

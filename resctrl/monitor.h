@@ -5,7 +5,8 @@
 // like koordlet the bandwidth gauge carries the kernel's cumulative byte counter,
 // mb_type "mbm_local_bytes" / "mbm_total_bytes").
 // A counter file reading "Unavailable" (the kernel's word when the RMID's counter is
-// not valid) or absent (no MBM on this CPU) is skipped, not an error.
+// not valid) or absent (no MBM on this CPU) is skipped, not an error. The kernel's
+// "Error" (the counter read failed) is an error naming the file.
 #pragma once
 
 #include <cstdint>
@@ -33,12 +34,15 @@ Result<uint32_t> parseMonDomain(std::string_view dirName);
 Result<std::optional<uint64_t>> parseMonCounter(std::string_view text, const std::string& file);
 
 struct MonRead {
-  std::vector<MonSample> samples;  // by group, then cache id
+  // One per mon_L3_<id> dir, sorted by group name, then cache id; a sample whose
+  // counters all failed or are unavailable is still listed, every field empty.
+  std::vector<MonSample> samples;
   std::vector<std::string> errors;  // one per malformed file or unreadable dir
 };
 
 // Reads mon_data of each group under resctrlRoot. A group without mon_data (no
-// monitoring on this CPU) gives no samples and no error.
+// monitoring on this CPU, or the group is not created yet) gives no samples and no
+// error. Entries of mon_data not named mon_L3_* are not read.
 MonRead readMonData(const std::string& resctrlRoot, const std::vector<std::string>& groups);
 
 }  // namespace koord::resctrl

@@ -46,21 +46,38 @@ struct ResctrlRound {
 
 class ResctrlManager {
  public:
+  // mounter and fileOps are the kernel-facing calls (mount(2); mkdir and the single
+  // write() per line or tid), injected so tests act as the kernel on a temp tree.
   ResctrlManager(ResctrlManagerConfig config, CgroupLayout layout, const Clock& clock,
-                 FailureLog& failures, Mounter mounter = systemMounter());
+                 FailureLog& failures, Mounter mounter = systemMounter(),
+                 ResctrlFileOps fileOps = systemResctrlFileOps());
+  // The writer holds a pointer to ownership_: the manager stays where it was made.
+  ResctrlManager(const ResctrlManager&) = delete;
+  ResctrlManager& operator=(const ResctrlManager&) = delete;
 
+  // One round when the gate is on and the interval is due (a quarter interval of
+  // slack, as the QoS manager). Detection runs every due round until the CPU is found
+  // unsupported (final: later rounds return at once with kNoCpuSupport); cpuinfo is
+  // read once. A tree not mounted, failing to mount or malformed is logged once per
+  // streak (FailureLog key "resctrl-detect") and the round does nothing else.
   ResctrlRound runDue(const std::vector<Pod>& pods, const ResourceQosStrategy& config);
 
-  // Monitoring counters of LSR/LS/BE (when the tree is ready).
+  // Monitoring counters of LSR/LS/BE when the last round found the tree ready, else
+  // nothing.
   MonRead collect() const;
 
-  // nullopt until the first round; then whether RDT is usable (for
-  // koordlet_feature_supported{feature="resctrl"}).
+  // nullopt until the first detection; then whether the CPU offers RDT (cat_l3 and
+  // mba), for koordlet_feature_supported{feature="resctrl"}. A supported CPU whose
+  // tree is not mounted (or malformed) is still supported: that is a separate,
+  // possibly passing condition, reported by status().
   std::optional<bool> supported() const;
   ResctrlStatus status() const { return status_; }
 
  private:
+  // Threads of the pods whose threads the plan may move (v1 cpu `tasks`, v2
+  // `cgroup.threads`, of the pod dir and its direct children).
   std::vector<PodThreads> listThreads(const std::vector<Pod>& pods,
+                                      const ResourceQosStrategy& config,
                                       std::vector<std::string>& errors) const;
   ResctrlManagerConfig config_;
   CgroupLayout layout_;
@@ -71,7 +88,6 @@ class ResctrlManager {
   ResctrlWriter writer_;
   std::optional<CpuRdtFlags> flags_;
   std::optional<Clock::Monotonic> last_;
-  bool detected_ = false;
   ResctrlStatus status_ = ResctrlStatus::kNoCpuSupport;
 };
 
