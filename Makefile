@@ -50,6 +50,7 @@ bench: build
 	./bench/run.sh $(BUILD)/agent/koordlet
 	./bench/pods.sh $(BUILD)
 	./$(BUILD)/bench/suppress_latency $(BUILD)/agent/koordlet $${STEPS:-10}
+	./$(BUILD)/bench/qos_reconcile 500 20
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -183,6 +183,7 @@ void Agent::collectOnce() {
   pollConfig();
   collectNode();
   collectPods();
+  collectResctrl();
   exporter_.recordCache(cache_.seriesCount(), cache_.bytesUsed());
   runQos();
 }
@@ -220,24 +221,57 @@ void Agent::startQos() {
     exporter_.recordResourceUpdate(status, millis);
   });
   exporter_.setFeatureSupported("cpu_burst", support.has(Knob::kCpuBurst));
-  if (!topology_) return;
+  memoryQosSupported_ = memoryQosSupported(support);
+  exporter_.setFeatureSupported("memory_qos", memoryQosSupported_);
+  const bool memoryGate = opts_.featureGates.enabled("CgroupReconcile");
+  if (memoryGate && !memoryQosSupported_) {
+    // koordlet silently writes nothing here; an operator who turned the gate on
+    // should hear once why nothing happens.
+    KLOG_WARNING << "memory QoS (CgroupReconcile) is on but this kernel has no "
+                    "memory.min/memory.low/memory.high (cgroup v1 without Anolis' memcg "
+                    "extensions): protection and throttling are not applied"
+                 << (opts_.memoryQosV1SoftLimit
+                         ? "; BE pods get memory.soft_limit_in_bytes instead "
+                           "(--memory-qos-v1-soft-limit)"
+                         : "; --memory-qos-v1-soft-limit offers a soft-limit fallback for BE");
+  }
+
   QosManagerConfig qc;
   qc.cgroupRoot = opts_.paths.cgroupRoot;
   qc.suppressInterval = std::chrono::seconds(opts_.cpuSuppressIntervalSeconds);
   qc.burstInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  qc.suppressGate = opts_.featureGates.enabled("BECPUSuppress");
-  qc.burstGate = opts_.featureGates.enabled("CPUBurst");
+  // Without a CPU topology the CPU strategies cannot place anything; memory QoS
+  // does not need one.
+  qc.suppressGate = topology_ && opts_.featureGates.enabled("BECPUSuppress");
+  qc.burstGate = topology_ && opts_.featureGates.enabled("CPUBurst");
+  qc.memoryInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  qc.memoryGate = memoryGate;
+  qc.pageSize = sys_.pageSize;
+  qc.nodeAllocatableMemory = opts_.nodeAllocatableMemory;
+  qc.memorySoftLimitFallback = opts_.memoryQosV1SoftLimit;
   qc.reservation = reservation_;
   qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
                                                                   : CpuManagerPolicy::kNone;
-  qos_ =
-      std::make_unique<QosManager>(qc, *layout_, *topology_, *executor_, *clock_,
-                                   static_cast<uint32_t>(clock_->now().time_since_epoch().count()));
+  qos_ = std::make_unique<QosManager>(
+      qc, *layout_, topology_ ? *topology_ : CpuTopology{}, *executor_, *clock_,
+      static_cast<uint32_t>(clock_->now().time_since_epoch().count()));
   KLOG_INFO << "QoS manager: CPU suppress " << (qc.suppressGate ? "gate on" : "gate off")
             << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
             << (qc.burstGate ? "gate on" : "gate off") << " every "
-            << opts_.reconcileIntervalSeconds << "s, " << topology_->count() << " CPUs"
+            << opts_.reconcileIntervalSeconds << "s, memory QoS "
+            << (memoryGate ? "gate on" : "gate off") << ", "
+            << (topology_ ? std::to_string(topology_->count()) + " CPUs" : "no CPU topology")
             << (opts_.dryRun ? ", dry-run" : "");
+
+  resctrl::ResctrlManagerConfig rc;
+  rc.paths = opts_.paths;
+  rc.interval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  rc.gate = opts_.featureGates.enabled("RdtResctrl");
+  rc.allowMount = opts_.resctrlMount;
+  rc.stateFile = opts_.resctrlStateFile;
+  rc.adoptGroups = opts_.resctrlAdoptGroups;
+  rc.dryRun = opts_.dryRun;
+  resctrl_ = std::make_unique<resctrl::ResctrlManager>(rc, *layout_, *clock_, failures_);
 }
 
 void Agent::runQos() {
@@ -249,6 +283,9 @@ void Agent::runQos() {
   // usage would count as system usage and suppress would throttle BE to its floor
   // at each agent restart; so the strategies wait for two rounds with pods.
   if (podRounds_ < 2) return;
+  if (opts_.nodeAllocatableMemory <= 0 && lastNode_ && lastNode_->memory) {
+    qos_->setNodeAllocatableMemory(static_cast<int64_t>(lastNode_->memory->memTotalBytes));
+  }
   QosRound round = qos_->runDue(informer_.pods(), cache_, config_.current());
   if (round.suppress) {
     const SuppressResult& r = *round.suppress;
@@ -271,6 +308,52 @@ void Agent::runQos() {
                         e.message);
     }
   }
+  if (round.memory) {
+    exporter_.recordStrategy("memory_qos", round.memorySeconds.value_or(0));
+    for (const std::string& e : round.memory->errors) {
+      failures_.failure("memory qos " + failureKey(e), Severity::kWarning, e);
+    }
+  }
+  runResctrl();
+}
+
+void Agent::runResctrl() {
+  if (!resctrl_) return;
+  resctrl::ResctrlRound round = resctrl_->runDue(informer_.pods(), config_.current().qos);
+  if (!round.ran) return;
+  if (auto supported = resctrl_->supported()) {
+    exporter_.setFeatureSupported("resctrl", *supported);
+  }
+  if (round.seconds) exporter_.recordStrategy("resctrl", *round.seconds);
+  const resctrl::WriterStats& w = round.writes;
+  const std::tuple<const char*, const char*, uint64_t> counts[] = {
+      {"group", "created", w.groupsCreated},      {"group", "refused", w.groupsRefused},
+      {"schemata", "written", w.schemataWritten}, {"schemata", "unchanged", w.schemataUnchanged},
+      {"schemata", "failed", w.schemataFailed},   {"tasks", "written", w.tasksWritten},
+      {"tasks", "vanished", w.tasksVanished},     {"tasks", "failed", w.tasksFailed}};
+  for (const auto& [kind, status, n] : counts) exporter_.recordResctrlWrites(kind, status, n);
+  for (const std::string& e : round.errors) {
+    failures_.failure("resctrl " + failureKey(e), Severity::kWarning, "resctrl: " + e);
+  }
+}
+
+// Monitoring of our resctrl groups (gate ResctrlCollector), each collection round.
+void Agent::collectResctrl() {
+  if (!resctrl_ || !opts_.featureGates.enabled("ResctrlCollector")) return;
+  if (resctrl_->status() != resctrl::ResctrlStatus::kReady) return;
+  const auto begin = clock_->now();
+  resctrl::MonRead read = resctrl_->collect();
+  std::vector<Exporter::ResctrlMon> mon;
+  mon.reserve(read.samples.size());
+  for (const resctrl::MonSample& m : read.samples) {
+    mon.push_back({m.group, m.cacheId, m.llcOccupancy, m.mbmLocalBytes, m.mbmTotalBytes});
+  }
+  exporter_.recordResctrlMon(mon);
+  exporter_.recordCollector("resctrl", std::chrono::duration<double>(clock_->now() - begin).count(),
+                            read.errors.size());
+  std::vector<Error> errors;
+  for (std::string& e : read.errors) errors.push_back(makeError(std::move(e)));
+  reportFileErrors("resctrl collector", errors, resctrlFailing_);
 }
 
 void Agent::collectNode() {
@@ -431,6 +514,17 @@ HttpResponse Agent::serveConfig() const {
   strategies["cpuBurst"] = {{"running", qos_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
                                             opts_.featureGates.enabled("CPUBurst")},
                             {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  strategies["memoryQos"] = {{"running", qos_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
+                                             opts_.featureGates.enabled("CgroupReconcile")},
+                             {"kernelSupported", memoryQosSupported_},
+                             {"v1SoftLimitFallback", opts_.memoryQosV1SoftLimit},
+                             {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  strategies["resctrl"] = {
+      {"running", resctrl_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
+                      opts_.featureGates.enabled("RdtResctrl")},
+      {"status", !resctrl_ || !resctrl_->supported() ? "not checked yet"
+                                                     : resctrl::statusName(resctrl_->status())},
+      {"intervalSeconds", opts_.reconcileIntervalSeconds}};
   j["strategies"] = std::move(strategies);
   j["dryRun"] = opts_.dryRun;
   return HttpResponse{200, "application/json", j.dump(2) + "\n"};
@@ -480,10 +574,26 @@ HttpResponse Agent::serveReadyz() const {
                           : ", last reload rejected (" + config_.lastError() + ")"))
        << "\n";
   body << "qos: "
-       << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "")
-                : std::string(!topology_ ? "off (no CPU topology)"
-                                         : "waiting for the cgroup layout"))
+       << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "") +
+                      (topology_ ? "" : ", CPU strategies off (no CPU topology)")
+                : std::string("waiting for the cgroup layout"))
        << "\n";
+  if (qos_) {
+    body << "memory qos: "
+         << (!opts_.featureGates.enabled("CgroupReconcile") ? "gate CgroupReconcile off"
+             : memoryQosSupported_                          ? "on"
+             : opts_.memoryQosV1SoftLimit
+                 ? "kernel lacks memory.min/low/high; v1 soft-limit fallback"
+                 : "kernel lacks memory.min/low/high: nothing applied")
+         << "\n";
+  }
+  if (resctrl_) {
+    body << "resctrl: "
+         << (!opts_.featureGates.enabled("RdtResctrl") ? "gate RdtResctrl off"
+             : !resctrl_->supported()                  ? "not checked yet"
+                                                       : resctrl::statusName(resctrl_->status()))
+         << "\n";
+  }
   body << "nri: "
        << (opts_.enableNriRuntimeHook ? "not connected (plugin not in this build)" : "disabled")
        << "\n";

@@ -27,6 +27,7 @@
 #include "metrics/self_collector.h"
 #include "qos/config_watcher.h"
 #include "qos/qos_manager.h"
+#include "resctrl/resctrl_manager.h"
 
 namespace koord {
 
@@ -67,6 +68,8 @@ class Agent {
   // The executor and the QoS manager, once the cgroup layout is known.
   void startQos();
   void runQos();
+  void runResctrl();
+  void collectResctrl();
   void pollConfig();
 
   HttpResponse serveMetrics();
@@ -86,6 +89,7 @@ class Agent {
   std::optional<NodeSample> lastNode_;
   std::set<std::string> nodeFailing_;  // files that failed in the last round
   std::set<std::string> podFailing_;
+  std::set<std::string> resctrlFailing_;
   std::unique_ptr<SelfCollector> selfCollector_;
   KubeletClient kubelet_;
   PodsInformer informer_;
@@ -99,7 +103,9 @@ class Agent {
   std::optional<CpuTopology> topology_;  // nullopt: unreadable, CPU strategies off
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<QosManager> qos_;
-  uint64_t podRounds_ = 0;  // pod collections since the kubelet's list arrived
+  std::unique_ptr<resctrl::ResctrlManager> resctrl_;
+  bool memoryQosSupported_ = false;  // memory.min/low/high on this kernel
+  uint64_t podRounds_ = 0;           // pod collections since the kubelet's list arrived
 
   boost::asio::steady_timer collectTimer_;
   std::chrono::steady_clock::time_point nextCollect_{};

@@ -5,6 +5,7 @@
 
 #include "agent/duration.h"
 #include "agent/flag_set.h"
+#include "agent/pod.h"
 #include "agent/quote.h"
 
 namespace koord {
@@ -289,8 +290,8 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
 
   // §1.5 QoS manager.
   fs.intVar(&o.reconcileIntervalSeconds, "reconcile-interval-seconds",
-            "Period of the CPU burst strategy (and later cgroup reconcile), in seconds; "
-            "<= 0 disables it.");
+            "Period of the CPU burst, memory QoS (gate CgroupReconcile) and resctrl (gate "
+            "RdtResctrl) strategies, in seconds; <= 0 disables them.");
   fs.intVar(&o.cpuSuppressIntervalSeconds, "cpu-suppress-interval-seconds",
             "Period of BE CPU suppress, in seconds; <= 0 disables it.");
   fs.notImplemented("cpu-evict-interval-seconds", T::kInt, "1",
@@ -426,6 +427,32 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                o.kubeletCpuManagerPolicy = std::string(v);
                return Ok{};
              });
+  fs.funcVar("node-allocatable-memory", "quantity", "",
+             "The node's allocatable memory (e.g. 62Gi), the limit memory QoS throttles "
+             "containers without a memory limit against; empty: the node's MemTotal.",
+             [&o](std::string_view v) -> Status {
+               if (v.empty()) {
+                 o.nodeAllocatableMemory = 0;
+                 return Ok{};
+               }
+               auto q = parseQuantity(v);
+               if (!q || *q <= 0) return makeError("must be a positive quantity like 62Gi");
+               o.nodeAllocatableMemory = *q;
+               return Ok{};
+             });
+  fs.boolVar(&o.memoryQosV1SoftLimit, "memory-qos-v1-soft-limit",
+             "On cgroup v1 kernels without memory.min/low (vanilla), give BE pods "
+             "memory.soft_limit_in_bytes = their memory.low target, so global reclaim takes "
+             "BE memory first. A hint to kswapd, not a guarantee: see README.");
+  fs.boolVar(&o.resctrlMount, "resctrl-mount",
+             "Mount resctrl at <sys-fs-root-dir>/resctrl when RDT is present but not mounted.");
+  fs.stringVar(&o.resctrlStateFile, "resctrl-state-file",
+               "Record of the resctrl groups this agent created (default "
+               "<var-run-root-dir>/koordlet/resctrl-groups); groups not in it are never "
+               "touched.");
+  fs.boolVar(&o.resctrlAdoptGroups, "resctrl-adopt-groups",
+             "Take over existing LSR/LS/BE resctrl groups this agent did not create (e.g. "
+             "left by koordlet) instead of leaving them alone.");
   fs.funcVar("metric-cache-node-retention", "duration", durationText(o.metricCacheNodeRetention),
              "How long the in-memory metric cache keeps node-level samples; must be > 0.",
              positiveDuration(&o.metricCacheNodeRetention));

@@ -69,6 +69,15 @@ struct Options {
   std::string configFile;       // --config: NodeSLO spec
   std::string nodeReservation;  // --node-reservation: the reservation annotation's JSON
   std::string kubeletCpuManagerPolicy = "none";
+  // Memory QoS: node allocatable memory in bytes (0 = the node's MemTotal), and the
+  // opt-in v1 soft-limit fallback for BE pods.
+  int64_t nodeAllocatableMemory = 0;
+  bool memoryQosV1SoftLimit = false;
+  // resctrl: mount the tree when absent; the record of groups we created; take over
+  // LSR/LS/BE groups we did not create.
+  bool resctrlMount = false;
+  std::string resctrlStateFile;  // "" = <var-run-root>/koordlet/resctrl-groups
+  bool resctrlAdoptGroups = false;
   // In-memory metric cache (koordlet keeps a TSDB instead; these bound our rings).
   std::chrono::nanoseconds metricCacheNodeRetention = std::chrono::minutes(30);
   std::chrono::nanoseconds metricCachePodRetention = std::chrono::minutes(5);

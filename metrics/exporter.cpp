@@ -58,7 +58,15 @@ Exporter::Exporter(std::string nodeName, std::string version)
       scaledBurst_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_burst_us",
                                "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
       scaledQuota_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_quota_us",
-                               "cpu.cfs_quota_us the CPU burst strategy intends for a container")) {
+                               "cpu.cfs_quota_us the CPU burst strategy intends for a container")),
+      resctrlLlc_(
+          gaugeFamily(*registry_, "koordlet_resctrl_llc_occupancy",
+                      "resctrl default qos(LSR, LS, BE) llc occupancy collected by koordlet, "
+                      "in bytes, per L3 cache id")),
+      resctrlMb_(gaugeFamily(*registry_, "koordlet_resctrl_memory_bandwidth",
+                             "resctrl default qos(LSR, LS, BE) memory bandwidth collected by "
+                             "koordlet: the kernel's cumulative MBM byte counter, per L3 cache id "
+                             "and mb_type")) {
   auto& reg = *registry_;
   const prometheus::Labels node{{"node", node_}};
 
@@ -133,6 +141,12 @@ Exporter::Exporter(std::string nodeName, std::string version)
                        .Help("CPU cores used by BE pods, as CPU suppress saw them")
                        .Register(reg)
                        .Add(node);
+  resctrlWrites_ = &BuildCounter()
+                        .Name("koordlet_resctrl_writes_total")
+                        .Help(
+                            "resctrl group creations, schemata lines and task moves by the "
+                            "resctrl writer, by outcome")
+                        .Register(reg);
   strategyDuration_ = &BuildGauge()
                            .Name("koordlet_qos_strategy_duration_seconds")
                            .Help("Duration of the last run of a QoS strategy, writes included")
@@ -526,6 +540,42 @@ void Exporter::endBurstRound() {
 
 void Exporter::recordStrategy(const std::string& strategy, double seconds) {
   strategyDuration_->Add({{"node", node_}, {"strategy", strategy}}).Set(seconds);
+}
+
+void Exporter::recordResctrlWrites(const std::string& kind, const std::string& status,
+                                   uint64_t count) {
+  // Created at first use, also for 0, so a rate() over the series starts at once.
+  resctrlWrites_->Add({{"node", node_}, {"kind", kind}, {"status", status}})
+      .Increment(static_cast<double>(count));
+}
+
+void Exporter::recordResctrlMon(const std::vector<ResctrlMon>& samples) {
+  for (const ResctrlMon& m : samples) {
+    const std::string id = std::to_string(m.cacheId);
+    const std::string key = m.qos + "/" + id;
+    if (m.llcOccupancy) {
+      resctrlLlc_.set(
+          key,
+          [&] {
+            return prometheus::Labels{{"node", node_}, {"cache_id", id}, {"qos", m.qos}};
+          },
+          static_cast<double>(*m.llcOccupancy));
+    }
+    const std::pair<const char*, const std::optional<uint64_t>*> mbs[] = {
+        {"mbm_local_bytes", &m.mbmLocalBytes}, {"mbm_total_bytes", &m.mbmTotalBytes}};
+    for (const auto& [type, value] : mbs) {
+      if (!*value) continue;
+      resctrlMb_.set(
+          key + "/" + type,
+          [&] {
+            return prometheus::Labels{
+                {"node", node_}, {"cache_id", id}, {"qos", m.qos}, {"mb_type", type}};
+          },
+          static_cast<double>(**value));
+    }
+  }
+  resctrlLlc_.sweep();
+  resctrlMb_.sweep();
 }
 
 void Exporter::recordConfig(uint64_t generation, uint64_t reloadErrors, bool lastReadGood) {

@@ -100,6 +100,22 @@ class Exporter {
   void recordScaledCfs(const ScaledCfs& c);
   void endBurstRound();
   void recordStrategy(const std::string& strategy, double seconds);
+
+  // --- resctrl ---
+  // Writes the resctrl writer made or skipped in one round, accumulated into
+  // koordlet_resctrl_writes_total{kind="schemata"|"tasks"|"group", status}.
+  void recordResctrlWrites(const std::string& kind, const std::string& status, uint64_t count);
+  // One monitoring read of our groups (gate ResctrlCollector):
+  // koordlet_resctrl_llc_occupancy{cache_id,qos} and
+  // koordlet_resctrl_memory_bandwidth{cache_id,qos,mb_type} (koordlet's names; the
+  // bandwidth gauge carries the kernel's cumulative byte counters, as koordlet's
+  // does). Series missing from a read are removed.
+  struct ResctrlMon {
+    std::string qos;  // group: LSR, LS, BE
+    uint32_t cacheId = 0;
+    std::optional<uint64_t> llcOccupancy, mbmLocalBytes, mbmTotalBytes;
+  };
+  void recordResctrlMon(const std::vector<ResctrlMon>& samples);
   // The --config file: generation of the config in force, rejected reloads, and
   // whether the last read of the file was accepted.
   void recordConfig(uint64_t generation, uint64_t reloadErrors, bool lastReadGood);
@@ -149,6 +165,9 @@ class Exporter {
   prometheus::Gauge* beSuppressBe_;
   SweptGauges scaledBurst_;
   SweptGauges scaledQuota_;
+  SweptGauges resctrlLlc_;
+  SweptGauges resctrlMb_;
+  prometheus::Family<prometheus::Counter>* resctrlWrites_;
   prometheus::Family<prometheus::Gauge>* strategyDuration_;
   prometheus::Gauge* configGeneration_;
   prometheus::Counter* configErrors_;

@@ -52,7 +52,8 @@ QosManager::QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology
       topology_(std::move(topology)),
       executor_(&executor),
       clock_(&clock),
-      burst_(burstSeed) {}
+      burst_(burstSeed),
+      memory_(layout_) {}
 
 bool QosManager::due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
                      Clock::Monotonic now) const {
@@ -157,7 +158,10 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
   const Clock::Monotonic now = clock_->now();
   const bool runSuppress = due(lastSuppress_, config_.suppressInterval, now);
   const bool runBurst = due(lastBurst_, config_.burstInterval, now);
-  if (!runSuppress && !runBurst) return round;
+  // A gate that is off costs nothing: no snapshot for it, no reset (koordlet leaves
+  // the knobs as they are when CgroupReconcile is off).
+  const bool runMemory = config_.memoryGate && due(lastMemory_, config_.memoryInterval, now);
+  if (!runSuppress && !runBurst && !runMemory) return round;
 
   const QosSnapshot snap = snapshot(pods, cache);
   if (runSuppress) {
@@ -175,6 +179,18 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
     round.burst = burst_.run(snap, spec.cpuBurst, config_.burstGate, current);
     round.writes += executor_->apply(round.burst->writes);
     round.burstSeconds = secondsSince(*clock_, start);
+  }
+  if (runMemory) {
+    const auto start = clock_->now();
+    MemoryQosOptions options;
+    options.enabled = true;
+    options.pageSize = config_.pageSize;
+    options.nodeAllocatableMemory = config_.nodeAllocatableMemory;
+    options.support = executor_->support();
+    options.softLimitFallback = config_.memorySoftLimitFallback;
+    round.memory = memory_.run(snap, spec.qos, options);
+    round.writes += executor_->apply(round.memory->writes);
+    round.memorySeconds = secondsSince(*clock_, start);
   }
   return round;
 }

@@ -15,6 +15,9 @@
 //                 BE pod and container dirs: cpuset.cpus
 //   cpu-burst     pod and container dirs of pods that are not LSE/LSR/BE:
 //                 cpu.cfs_burst_us, cpu.cfs_quota_us
+//   memory-qos    kube-QoS, pod and container dirs: memory.min, memory.low,
+//                 memory.high, the wmark/priority/oom knobs and (opt-in, v1 without
+//                 memory.low) BE's memory.soft_limit_in_bytes
 // The sets are disjoint by construction (BE pods and the besteffort dir belong to
 // suppress, every other pod to burst); the executor refuses a second owner, so a
 // future overlap shows as refused writes, not as a tug of war.
@@ -34,6 +37,7 @@
 #include "metrics/metric_cache.h"
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
+#include "qos/memory_qos.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
 
@@ -46,6 +50,14 @@ struct QosManagerConfig {
   std::chrono::nanoseconds burstInterval = std::chrono::seconds(1);  // --reconcile-interval-seconds
   bool suppressGate = true;                                          // BECPUSuppress
   bool burstGate = true;                                             // CPUBurst
+  // Memory QoS (CgroupReconcile) runs on the reconcile interval, as koordlet's.
+  std::chrono::nanoseconds memoryInterval = std::chrono::seconds(1);
+  bool memoryGate = false;  // CgroupReconcile (koordlet: alpha, off)
+  int64_t pageSize = 4096;
+  // Bytes: --node-allocatable-memory, else the node's MemTotal (the agent fills it
+  // in from the first node collection). 0: not known yet; memory QoS waits.
+  int64_t nodeAllocatableMemory = 0;
+  bool memorySoftLimitFallback = false;  // --memory-qos-v1-soft-limit
   NodeReservation reservation;
   CpuManagerPolicy cpuManagerPolicy = CpuManagerPolicy::kNone;
 };
@@ -55,6 +67,8 @@ struct QosRound {
   std::optional<double> suppressSeconds;
   std::optional<BurstResult> burst;  // set when burst ran this round
   std::optional<double> burstSeconds;
+  std::optional<MemoryQosResult> memory;  // set when memory QoS ran this round
+  std::optional<double> memorySeconds;
   ExecutorStats writes;  // what the executor did with this round's writes
 };
 
@@ -71,6 +85,8 @@ class QosManager {
   QosSnapshot snapshot(const std::vector<Pod>& pods, const MetricCache& cache) const;
 
   const QosManagerConfig& config() const { return config_; }
+  // MemTotal from the node collector when no --node-allocatable-memory was given.
+  void setNodeAllocatableMemory(int64_t bytes) { config_.nodeAllocatableMemory = bytes; }
 
  private:
   bool due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
@@ -86,8 +102,10 @@ class QosManager {
   const Clock* clock_;
   CpuSuppress suppress_;
   CpuBurst burst_;
+  MemoryQosStrategy memory_;
   std::optional<Clock::Monotonic> lastSuppress_;
   std::optional<Clock::Monotonic> lastBurst_;
+  std::optional<Clock::Monotonic> lastMemory_;
   // resource-status annotation text -> its CPUs, per pod uid (the pod list changes
   // every sync, the annotation almost never; parse once).
   mutable std::map<std::string, std::pair<std::string, std::vector<int>>> pinned_;

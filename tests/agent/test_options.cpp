@@ -112,6 +112,11 @@ const std::vector<std::string> kKoordletFlags = {
 
 // Ours: implemented on top of koordlet's set.
 const std::vector<std::string> kOwnFlags = {"dry-run",
+                                            "node-allocatable-memory",
+                                            "memory-qos-v1-soft-limit",
+                                            "resctrl-mount",
+                                            "resctrl-state-file",
+                                            "resctrl-adopt-groups",
                                             "config",
                                             "version",
                                             "kubelet-secure-port",
@@ -138,6 +143,7 @@ std::string sampleValue(const std::string& usage, const std::string& name) {
   if (type == "traceLocation") return "main.go:10";
   if (type == "pattern=N,...") return "foo*=2";
   if (name == "kubelet-cpu-manager-policy") return "static";
+  if (type == "quantity") return "62Gi";
   return "x";
 }
 
@@ -560,4 +566,29 @@ TEST_CASE("--kubelet-cpu-manager-policy accepts only the kubelet's none and stat
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.find("kubelet-cpu-manager-policy") != std::string::npos);
   CHECK(bad.error().message.find("none or static") != std::string::npos);
+}
+
+TEST_CASE("memory QoS and resctrl flags parse, and a bad allocatable memory names the flag",
+          "[options]") {
+  Environment env;
+  env.hostname = "h";
+  auto o =
+      parseOptions({"--node-allocatable-memory=62Gi", "--memory-qos-v1-soft-limit",
+                    "--resctrl-mount", "--resctrl-state-file=/run/x", "--resctrl-adopt-groups"},
+                   env);
+  REQUIRE(o.ok());
+  CHECK(o->nodeAllocatableMemory == int64_t{62} << 30);
+  CHECK(o->memoryQosV1SoftLimit);
+  CHECK(o->resctrlMount);
+  CHECK(o->resctrlStateFile == "/run/x");
+  CHECK(o->resctrlAdoptGroups);
+  auto defaults = parseOptions({}, env);
+  REQUIRE(defaults.ok());
+  CHECK(defaults->nodeAllocatableMemory == 0);
+  CHECK_FALSE(defaults->memoryQosV1SoftLimit);
+  CHECK_FALSE(defaults->resctrlMount);
+  CHECK_FALSE(defaults->resctrlAdoptGroups);
+  auto bad = parseOptions({"--node-allocatable-memory=lots"}, env);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("node-allocatable-memory"));
 }

@@ -256,6 +256,14 @@ TEST_CASE(
   });
 
   // 3. The kubelet stand-in and the agent.
+  const std::string sysFsRoot = work.path("sys-fs");
+  std::filesystem::create_directories(sysFsRoot);
+  // What this host's CPU says about RDT decides what the agent must report.
+  const bool hostRdt = [] {
+    auto text = koord::readFile("/proc/cpuinfo");
+    return text && text->find(" cat_l3") != std::string::npos &&
+           text->find(" mba") != std::string::npos;
+  }();
   TestKubelet kubelet;
   kubelet.setBody(podListBody);
   AgentProcess agent(
@@ -263,7 +271,10 @@ TEST_CASE(
       {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + cgroupRoot, "--proc-root-dir=/proc/",
        "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
        "--kubelet-read-only-port=" + std::to_string(kubelet.port()), "--kubelet-sync-interval=1s",
-       "--collect-res-used-interval=300ms", "--dry-run"},
+       "--collect-res-used-interval=300ms", "--dry-run",
+       // Memory QoS on, over a tree without memory.min/low/high (as a vanilla v1
+       // kernel); resctrl pointed at an empty sys-fs: both must say so and go on.
+       "--feature-gates=CgroupReconcile=true", "--sys-fs-root-dir=" + sysFsRoot},
       logPath, kNode);
   auto failWith = [&](const std::string& what, const std::string& why) {
     FAIL(what << ": " << why << "\n--- agent log ---\n" << agent.log());
@@ -378,6 +389,30 @@ TEST_CASE(
   CHECK(metrics->value("koordlet_collector_errors_total", {{"collector", "pod"}}).value_or(-1) ==
         0.0);
 
+  // 4b. Features this node lacks are said once, exported, and skipped: memory QoS
+  // (no memory.min/low/high in the tree) and resctrl (no RDT, or no tree mounted).
+  {
+    const std::string wantResctrl = hostRdt ? "resctrl: not-mounted" : "resctrl: no-cpu-support";
+    std::string why = waitFor(kPhaseLimit, [&]() -> std::string {
+      if (auto s = scrape(); !s.empty()) return s;
+      if (readyz.find("memory qos: kernel lacks memory.min/low/high: nothing applied") ==
+          std::string::npos) {
+        return "/readyz lacks the memory qos state:\n" + readyz;
+      }
+      if (readyz.find(wantResctrl) == std::string::npos) {
+        return "/readyz lacks '" + wantResctrl + "':\n" + readyz;
+      }
+      auto mem = metrics->value("koordlet_feature_supported", {{"feature", "memory_qos"}});
+      if (!mem || *mem != 0) return "koordlet_feature_supported{memory_qos} is " + describe(mem);
+      auto rdt = metrics->value("koordlet_feature_supported", {{"feature", "resctrl"}});
+      if (!rdt || *rdt != (hostRdt ? 1 : 0)) {
+        return "koordlet_feature_supported{resctrl} is " + describe(rdt);
+      }
+      return "";
+    });
+    if (!why.empty()) failWith("degraded features", why);
+  }
+
   // 5. The exposition is lint-clean. (A lambda, so a skip skips only this part.)
   [&] {
     const auto lint = koord::test::promtoolCheck(metrics->text());
@@ -471,6 +506,14 @@ TEST_CASE(
     if (line.starts_with("E")) errorLines += line + "\n";
   }
   CHECK(errorLines == "");
+  // Said once each, however many rounds ran.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("memory QoS (CgroupReconcile) is on but this kernel has no") == 1);
+  CHECK(count(hostRdt ? "resctrl: not-mounted" : "resctrl: not supported on this host") == 1);
   std::cout << "e2e-agent-pods ran in "
             << std::chrono::duration<double>(SteadyClock::now() - testStart).count() << " s\n";
 }

@@ -293,3 +293,140 @@ TEST_CASE("cpuset suppress narrows every cgroup under besteffort, pause containe
   CHECK(fileOf(f.tree, "cpuset", f.lsCtrDir, "cpuset.cpus") == "0-3");
   CHECK(round.writes.refused == 0);
 }
+
+// ---- memory QoS (CgroupReconcile) ------------------------------------------------
+
+namespace {
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+// The fixture's LS pod with a 2 GiB request and 4 GiB limit, memory files in place.
+struct MemoryFixture : Fixture {
+  MemoryFixture() {
+    pods[1].containers[0].requests.memoryBytes = 2 * kGi;
+    pods[1].containers[0].limits.memoryBytes = 4 * kGi;
+    for (const auto& dir :
+         {std::string("kubepods"), kLayout.qosDir(KubeQos::kBurstable),
+          kLayout.qosDir(KubeQos::kBestEffort), lsPodDir, lsCtrDir, bePodDir, beCtrDir}) {
+      tree.write("memory/" + dir + "/memory.min", "0\n");
+      tree.write("memory/" + dir + "/memory.low", "0\n");
+      tree.write("memory/" + dir + "/memory.high", "max\n");
+    }
+  }
+  // memory.min/low/high only, as a kernel with the v2 files (or Anolis v1) has them.
+  static KnobSupport memoryKnobs() {
+    KnobSupport s;
+    for (Knob k : {Knob::kMemoryMin, Knob::kMemoryLow, Knob::kMemoryHigh}) s.set(k, true);
+    return s;
+  }
+  static NodeSloSpec lsProtected() {
+    NodeSloSpec spec = defaultNodeSlo();
+    spec.qos.ls.memory.enable = true;
+    spec.qos.ls.memory.minLimitPercent = 50;
+    spec.qos.ls.memory.lowLimitPercent = 75;
+    spec.qos.ls.memory.throttlingPercent = 50;
+    return spec;
+  }
+};
+
+QosManagerConfig memoryOn(int64_t allocatable) {
+  QosManagerConfig c;
+  c.suppressInterval = 0s;  // only memory QoS here
+  c.burstInterval = 0s;
+  c.memoryGate = true;
+  c.nodeAllocatableMemory = allocatable;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("memory QoS lands memory.min, low and high on the LS pod, its container and the QoS dirs",
+          "[qos_manager][memory_qos]") {
+  MemoryFixture f;
+  Executor exec(f.execConfig(), kLayout, MemoryFixture::memoryKnobs(), f.clock, f.failures);
+  QosManager manager(memoryOn(16 * kGi), kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+
+  QosRound round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  REQUIRE(round.memory.has_value());
+  CHECK(round.memory->errors.empty());
+  CHECK(round.memorySeconds.has_value());
+  CHECK_FALSE(round.suppress.has_value());
+  CHECK(round.writes.invalid == 0);
+  // Container: min 1 GiB, low 1.5 GiB, high = 2 + (4 - 2) × 50% = 3 GiB.
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.min") == std::to_string(kGi));
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.low") == std::to_string(3 * kGi / 2));
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.high") == std::to_string(3 * kGi));
+  CHECK(fileOf(f.tree, "memory", f.lsPodDir, "memory.min") == std::to_string(kGi));
+  CHECK(fileOf(f.tree, "memory", f.lsPodDir, "memory.low") == std::to_string(3 * kGi / 2));
+  // The burstable dir sums its pods; the root sums every class.
+  CHECK(fileOf(f.tree, "memory", kLayout.qosDir(KubeQos::kBurstable), "memory.min") ==
+        std::to_string(kGi));
+  CHECK(fileOf(f.tree, "memory", "kubepods", "memory.min") == std::to_string(kGi));
+  // BE's block is disabled: its pod is reset to the none values.
+  CHECK(fileOf(f.tree, "memory", f.bePodDir, "memory.min") == "0");
+  CHECK(fileOf(f.tree, "memory", f.beCtrDir, "memory.high") == "max");
+
+  // The next round before the interval writes nothing; after it, nothing changes.
+  f.clock.advance(100ms);
+  CHECK_FALSE(manager.runDue(f.pods, cache, MemoryFixture::lsProtected()).memory.has_value());
+  f.clock.advance(1s);
+  QosRound again = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  REQUIRE(again.memory.has_value());
+  CHECK(again.writes.written == 0);
+}
+
+TEST_CASE("with CgroupReconcile off the manager never touches memory knobs",
+          "[qos_manager][memory_qos]") {
+  MemoryFixture f;
+  Executor exec(f.execConfig(), kLayout, MemoryFixture::memoryKnobs(), f.clock, f.failures);
+  QosManagerConfig config = memoryOn(16 * kGi);
+  config.memoryGate = false;
+  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  QosRound round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  CHECK_FALSE(round.memory.has_value());
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.min") == "0");
+  CHECK(exec.stats().written == 0);
+}
+
+TEST_CASE("memory QoS waits for the node's allocatable memory, then applies it",
+          "[qos_manager][memory_qos]") {
+  MemoryFixture f;
+  // A BE-less LS pod without a limit: high is computed against the node's memory.
+  f.pods[1].containers[0].limits.memoryBytes.reset();
+  Executor exec(f.execConfig(), kLayout, MemoryFixture::memoryKnobs(), f.clock, f.failures);
+  QosManager manager(memoryOn(0), kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+
+  QosRound first = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  REQUIRE(first.memory.has_value());
+  CHECK(first.memory->writes.empty());
+  REQUIRE(first.memory->errors.size() == 1);
+  CHECK_THAT(first.memory->errors[0], Catch::Contains("allocatable"));
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.high") == "max");
+
+  manager.setNodeAllocatableMemory(10 * kGi);
+  f.clock.advance(1s);
+  QosRound second = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  REQUIRE(second.memory.has_value());
+  CHECK(second.memory->errors.empty());
+  // high = 2 + (10 - 2) × 50% = 6 GiB.
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.high") == std::to_string(6 * kGi));
+}
+
+TEST_CASE("on a kernel without memory.min/low/high memory QoS writes nothing at all",
+          "[qos_manager][memory_qos]") {
+  MemoryFixture f;
+  KnobSupport vanillaV1;  // nothing but what v1 always has
+  vanillaV1.set(Knob::kCpuQuota, true);
+  vanillaV1.set(Knob::kMemoryLimit, true);
+  Executor exec(f.execConfig(), kLayout, vanillaV1, f.clock, f.failures);
+  QosManager manager(memoryOn(16 * kGi), kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  QosRound round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  REQUIRE(round.memory.has_value());
+  CHECK(round.memory->writes.empty());
+  CHECK(round.writes.unsupported == 0);  // not even attempted
+  CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.min") == "0");
+}
