@@ -61,6 +61,8 @@ struct Pod {
 
   // The label, else the kube QoS default: Guaranteed->LSR, Burstable->LS, BestEffort->BE.
   KoordQos qosWithDefault() const;
+  // Pending or Running: koordlet's !IsPodInactive, the pods its QoS strategies act on.
+  bool active() const { return phase == "Pending" || phase == "Running"; }
   // Sum over containers (not init containers) of a request field; 0 when unset.
   int64_t batchCpuRequestMilli() const;
 };

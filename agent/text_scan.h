@@ -11,6 +11,13 @@
 
 namespace koord::text {
 
+// `s` without leading and trailing characters from `blanks`.
+inline std::string_view trim(std::string_view s, std::string_view blanks = " \t\r\n") {
+  while (!s.empty() && blanks.find(s.front()) != std::string_view::npos) s.remove_prefix(1);
+  while (!s.empty() && blanks.find(s.back()) != std::string_view::npos) s.remove_suffix(1);
+  return s;
+}
+
 // Splits text into lines; the last one may lack its '\n' (terminated = false),
 // which for a kernel file means the read was cut short.
 class Lines {

@@ -39,7 +39,6 @@ bool burstable(const Pod& pod) {
          pod.koordQos != KoordQos::kBE;
 }
 
-bool active(const Pod& pod) { return pod.phase == "Pending" || pod.phase == "Running"; }
 
 // A container whose cgroup exists; init containers are never bursted (koordlet
 // walks status.containerStatuses only).
@@ -209,7 +208,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
   out.nodeState = sharePoolState(snap, nodeConfig.sharePoolThresholdPercent);
 
   for (const PodView& pv : snap.pods) {
-    if (pv.pod == nullptr || !burstable(*pv.pod) || !active(*pv.pod)) continue;
+    if (pv.pod == nullptr || !burstable(*pv.pod) || !pv.pod->active()) continue;
     const CpuBurstConfig config = podConfig(*pv.pod, nodeConfig, out.errors);
     const size_t podFirstMetric = out.metrics.size();
 

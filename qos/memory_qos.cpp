@@ -73,7 +73,6 @@ Error fieldError(std::string_view field, const std::string& what) {
 // x × pct / 100, truncated like Go's int64 arithmetic, without overflow for 0 ≤ pct ≤ 100.
 int64_t percentOf(int64_t x, int64_t pct) { return (x / 100) * pct + (x % 100) * pct / 100; }
 
-bool active(const Pod& pod) { return pod.phase == "Pending" || pod.phase == "Running"; }
 
 const MemoryQos& classBlock(const ResourceQosStrategy& q, KoordQos qos) {
   switch (qos) {
@@ -245,7 +244,7 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
   std::array<std::optional<int64_t>, 3> qosMin, qosLow;
   std::vector<CgroupWrite> podWrites;
   for (const PodView& view : snap.pods) {
-    if (view.pod == nullptr || !active(*view.pod)) continue;
+    if (view.pod == nullptr || !view.pod->active()) continue;
     const Pod& pod = *view.pod;
     MemoryQos cfg = classBlock(node, view.qos);
     bool off = !classBlock(config, view.qos).enable;  // resetDisabled gave the none values

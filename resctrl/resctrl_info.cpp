@@ -10,13 +10,7 @@
 namespace koord::resctrl {
 namespace {
 
-constexpr std::string_view kBlanks = " \t\r\n";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && kBlanks.find(s.front()) != std::string_view::npos) s.remove_prefix(1);
-  while (!s.empty() && kBlanks.find(s.back()) != std::string_view::npos) s.remove_suffix(1);
-  return s;
-}
+std::string_view trim(std::string_view s) { return text::trim(s); }
 
 // "key<blanks>: value" -> value when the line's key is `key`.
 bool keyValue(std::string_view line, std::string_view key, std::string_view& value) {

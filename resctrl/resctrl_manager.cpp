@@ -17,7 +17,7 @@ constexpr const char* kDetectKey = "resctrl-detect";
 // the tasks of pods the plan would ignore (by default every class is disabled);
 // planResctrl applies the same rules and stays the authority.
 bool mayMoveThreads(const Pod& pod, const ResourceQosStrategy& config) {
-  if (pod.phase != "Pending" && pod.phase != "Running") return false;
+  if (!pod.active()) return false;
   if (pod.annotations.count(kPodResctrlAnnotation) != 0) return false;
   const std::string_view group = groupForQos(pod.qosWithDefault());
   if (group == kGroupLSR) return config.lsr.resctrl.enable;

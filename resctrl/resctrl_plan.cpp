@@ -8,15 +8,8 @@
 namespace koord::resctrl {
 namespace {
 
-constexpr std::string_view kBlanks = " \t\r";
+std::string_view trim(std::string_view s) { return text::trim(s, " \t\r"); }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && kBlanks.find(s.front()) != std::string_view::npos) s.remove_prefix(1);
-  while (!s.empty() && kBlanks.find(s.back()) != std::string_view::npos) s.remove_suffix(1);
-  return s;
-}
-
-bool active(const Pod& pod) { return pod.phase == "Pending" || pod.phase == "Running"; }
 
 }  // namespace
 
@@ -49,7 +42,7 @@ ResctrlPlan planResctrl(const ResctrlInfo& info, CpuVendor vendor,
   }
 
   for (const PodThreads& pt : pods) {
-    if (pt.pod == nullptr || !active(*pt.pod)) continue;
+    if (pt.pod == nullptr || !pt.pod->active()) continue;
     // A pod with its own koordlet-<uid> group belongs to the runtime hook.
     if (pt.pod->annotations.count(kPodResctrlAnnotation) != 0) continue;
     const std::string_view group = groupForQos(pt.pod->qosWithDefault());

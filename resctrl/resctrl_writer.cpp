@@ -17,13 +17,7 @@
 namespace koord::resctrl {
 namespace {
 
-constexpr std::string_view kBlanks = " \t\r\n";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && kBlanks.find(s.front()) != std::string_view::npos) s.remove_prefix(1);
-  while (!s.empty() && kBlanks.find(s.back()) != std::string_view::npos) s.remove_suffix(1);
-  return s;
-}
+std::string_view trim(std::string_view s) { return text::trim(s); }
 
 // Memory bandwidth resources (Intel/AMD MB, AMD SMBA) hold decimal percents or
 // MBps; every other resource (L3, L3CODE, L3DATA, L2, L2CODE, L2DATA) a hex bitmask.

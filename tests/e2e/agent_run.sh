@@ -34,9 +34,9 @@ BASE="http://127.0.0.1:$AGENT_PORT"
 
 wait_for "$BASE/healthz" 200 10
 wait_for "$BASE/readyz" 200 15
-curl -sf "$BASE/readyz" | grep -q "^kubelet https://127.0.0.1:$KUBELET_PORT: unreachable" ||
+curl -sf "$BASE/readyz" | grep "^kubelet https://127.0.0.1:$KUBELET_PORT: unreachable" >/dev/null ||
   fail "/readyz body lacks kubelet state"
-curl -sf "$BASE/readyz" | grep -q '^nri: ' || fail "/readyz body lacks NRI state"
+curl -sf "$BASE/readyz" | grep '^nri: ' >/dev/null || fail "/readyz body lacks NRI state"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/nope")" = 404 ] || fail "unknown path is not 404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$BASE/metrics")" = 405 ] || fail "POST is not 405"
 
@@ -54,19 +54,19 @@ PY
 # A bad edit keeps the last good config and is counted; a good one is taken.
 cp "$WORK/bad-slo.yaml" "$WORK/slo.yaml"
 for _ in $(seq 50); do
-  curl -sf "$BASE/metrics" | grep -q '^koordlet_config_reload_errors_total{node="e2e-node"} 1' && break
+  curl -sf "$BASE/metrics" | grep '^koordlet_config_reload_errors_total{node="e2e-node"} 1' >/dev/null && break
   sleep 0.1
 done
-curl -sf "$BASE/metrics" | grep -q '^koordlet_config_last_reload_successful{node="e2e-node"} 0' ||
+curl -sf "$BASE/metrics" | grep '^koordlet_config_last_reload_successful{node="e2e-node"} 0' >/dev/null ||
   fail "a rejected reload is not exported"
-curl -sf "$BASE/config" | grep -q '"cpuSuppressPolicy": "cfsQuota"' || fail "last good config lost"
-curl -sf "$BASE/readyz" | grep -q '^config: .*last reload rejected' || fail "/readyz hides the bad reload"
+curl -sf "$BASE/config" | grep '"cpuSuppressPolicy": "cfsQuota"' >/dev/null || fail "last good config lost"
+curl -sf "$BASE/readyz" | grep '^config: .*last reload rejected' >/dev/null || fail "/readyz hides the bad reload"
 printf 'resourceUsedThresholdWithBE:\n  enable: true\n  cpuSuppressThresholdPercent: 40\n' >"$WORK/slo.yaml"
 for _ in $(seq 50); do
-  curl -sf "$BASE/config" | grep -q '"cpuSuppressThresholdPercent": 40' && break
+  curl -sf "$BASE/config" | grep '"cpuSuppressThresholdPercent": 40' >/dev/null && break
   sleep 0.1
 done
-curl -sf "$BASE/config" | grep -q '"generation": 2' || fail "a fixed config was not reloaded"
+curl -sf "$BASE/config" | grep '"generation": 2' >/dev/null || fail "a fixed config was not reloaded"
 
 curl -sf "$BASE/metrics" >"$WORK/metrics.txt" || fail "scrape failed"
 for m in 'koordlet_node_used_cpu_cores{node="e2e-node"}' 'koordlet_node_used_memory_bytes{node="e2e-node"}' \
