@@ -268,7 +268,8 @@ void Agent::startQos() {
   rc.interval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
   rc.gate = opts_.featureGates.enabled("RdtResctrl");
   rc.allowMount = opts_.resctrlMount;
-  rc.stateFile = opts_.resctrlStateFile;
+  rc.stateFile = opts_.resctrlStateFile.empty() ? opts_.paths.varRun("koordlet/resctrl-groups")
+                                                : opts_.resctrlStateFile;
   rc.adoptGroups = opts_.resctrlAdoptGroups;
   rc.dryRun = opts_.dryRun;
   resctrl_ = std::make_unique<resctrl::ResctrlManager>(rc, *layout_, *clock_, failures_);
