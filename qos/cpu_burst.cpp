@@ -39,7 +39,6 @@ bool burstable(const Pod& pod) {
          pod.koordQos != KoordQos::kBE;
 }
 
-
 // A container whose cgroup exists; init containers are never bursted (koordlet
 // walks status.containerStatuses only).
 bool writable(const ContainerView& c) {

@@ -73,7 +73,6 @@ Error fieldError(std::string_view field, const std::string& what) {
 // x × pct / 100, truncated like Go's int64 arithmetic, without overflow for 0 ≤ pct ≤ 100.
 int64_t percentOf(int64_t x, int64_t pct) { return (x / 100) * pct + (x % 100) * pct / 100; }
 
-
 const MemoryQos& classBlock(const ResourceQosStrategy& q, KoordQos qos) {
   switch (qos) {
     case KoordQos::kLSE:

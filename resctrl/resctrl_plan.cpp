@@ -10,7 +10,6 @@ namespace {
 
 std::string_view trim(std::string_view s) { return text::trim(s, " \t\r"); }
 
-
 }  // namespace
 
 ResctrlPlan planResctrl(const ResctrlInfo& info, CpuVendor vendor,
