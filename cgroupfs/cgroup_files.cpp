@@ -13,6 +13,7 @@ const CgroupFileSpec& cgroupFileSpec(CgroupFile file) {
       /* kCpuPressure */ {"cpuacct", "cpu.pressure", "cpu.pressure"},
       /* kMemoryPressure */ {"cpuacct", "memory.pressure", "memory.pressure"},
       /* kIoPressure */ {"cpuacct", "io.pressure", "io.pressure"},
+      /* kThreads */ {"cpu", "tasks", "cgroup.threads"},
   };
   return kTable[static_cast<int>(file)];
 }

@@ -21,6 +21,7 @@ enum class CgroupFile {
   kCpuPressure,     // v1 cpuacct/cpu.pressure (Anolis kernels only); v2 cpu.pressure
   kMemoryPressure,  // v1 cpuacct/memory.pressure (Anolis); v2 memory.pressure
   kIoPressure,      // v1 cpuacct/io.pressure (Anolis); v2 io.pressure
+  kThreads,         // thread ids, one a line: v1 cpu/tasks; v2 cgroup.threads
 };
 
 struct CgroupFileSpec {

@@ -5,6 +5,7 @@
 
 #include "agent/read_file.h"
 #include "agent/text_scan.h"
+#include "cgroupfs/cgroup_files.h"
 #include "resctrl/schemata.h"
 
 namespace koord::resctrl {
@@ -107,8 +108,6 @@ std::vector<PodThreads> ResctrlManager::listThreads(const std::vector<Pod>& pods
                                                     const ResourceQosStrategy& config,
                                                     std::vector<std::string>& errors) const {
   namespace fs = std::filesystem;
-  const bool v1 = layout_.version() == CgroupVersion::kV1;
-  const std::string_view file = v1 ? "tasks" : "cgroup.threads";
   const std::string& root = config_.paths.cgroupRoot;
   std::vector<PodThreads> out;
   for (const Pod& pod : pods) {
@@ -123,15 +122,19 @@ std::vector<PodThreads> ResctrlManager::listThreads(const std::vector<Pod>& pods
     pt.pod = &pod;
     // The pod dir itself (v1 may hold tasks there), then each direct child: the
     // containers and the pause sandbox. A pod without a dir has not started.
-    if (!readTids(layout_.filePath(root, "cpu", podDir, file), pt.tids, errors)) continue;
-    const std::string dirPath = layout_.filePath(root, "cpu", podDir, "");
+    if (!readTids(cgroupFilePath(layout_, root, podDir, CgroupFile::kThreads), pt.tids, errors)) {
+      continue;
+    }
+    const std::string dirPath =
+        layout_.filePath(root, cgroupFileSpec(CgroupFile::kThreads).v1Subsystem, podDir, "");
     std::error_code ec;
     fs::directory_iterator it(dirPath, ec);
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
       std::error_code typeEc;
       if (!it->is_directory(typeEc)) continue;
       // A container gone between listing and reading is normal: readTids skips it.
-      readTids((it->path() / file).string(), pt.tids, errors);
+      const std::string child = podDir + "/" + it->path().filename().string();
+      readTids(cgroupFilePath(layout_, root, child, CgroupFile::kThreads), pt.tids, errors);
     }
     if (ec && ec != std::errc::no_such_file_or_directory) {
       errors.push_back(text::cat(dirPath, ": ", ec.message()));
