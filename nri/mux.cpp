@@ -1,0 +1,1 @@
+#include "nri/mux.h"

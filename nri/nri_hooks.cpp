@@ -1,0 +1,1 @@
+#include "nri/nri_hooks.h"

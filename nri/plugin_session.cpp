@@ -1,0 +1,1 @@
+#include "nri/plugin_session.h"

@@ -1,0 +1,124 @@
+// PluginSession: the plugin side of one NRI connection as a state machine, bytes in,
+// bytes out, no sockets (reference nri.md §2-§4). The socket owner (nri_client.h)
+// writes what start() and receive() return and feeds what it reads.
+//
+// Sequence: start() yields RegisterPlugin (ConnID 2, stream 1). The runtime then
+// calls Configure, Synchronize and the subscribed events on ConnID 1; Configure may
+// arrive before the RegisterPlugin reply, so everything is demultiplexed from one
+// input. Split Synchronize (more=true chunks) is buffered and answered more=true
+// with no updates; the last chunk (more=false) goes to the handler with the union.
+// Shutdown is a no-op; an unknown service or method gets status code 12, as Go
+// ttrpc answers (containerd 2.3 then falls back to StateChange). NRI v0.12's
+// per-event methods (RunPodSandbox, RemovePodSandbox, ...) are served like the
+// StateChange they replace.
+//
+// The handler runs inside receive(); it must answer from memory (see NriHandler).
+// Calls we make (UpdateContainers) are only produced by updateContainers(), which
+// the owner must not call from inside a handler: containerd holds its NRI lock
+// while it waits for our reply and UpdateContainers needs the same lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "agent/result.h"
+#include "nri/api.h"
+#include "nri/mux.h"
+#include "nri/ttrpc.h"
+
+namespace koord::nri {
+
+// What the agent does on each call. Called on the connection's thread; every
+// method must return from in-memory state (no disk, network or kubelet call): the
+// runtime gives each call 2 s and drops the plugin on the first miss.
+class NriHandler {
+ public:
+  virtual ~NriHandler() = default;
+  // The event mask to subscribe (never 0: 0 means "everything" to the runtime).
+  // An error is sent back (code 2) and the runtime drops the plugin.
+  virtual Result<int32_t> configure(const api::ConfigureRequest& req) = 0;
+  // The whole snapshot (a split sync's chunks merged). Updates to send back.
+  virtual Result<api::SynchronizeResponse> synchronize(const api::SynchronizeRequest& req) = 0;
+  virtual Result<api::CreateContainerResponse> createContainer(
+      const api::CreateContainerRequest& req) = 0;
+  virtual Result<api::UpdateContainerResponse> updateContainer(
+      const api::UpdateContainerRequest& req) = 0;
+  virtual Result<api::StopContainerResponse> stopContainer(const api::StopContainerRequest& req) = 0;
+  // RunPodSandbox, RemovePodSandbox and every other subscribed event.
+  virtual Status stateChange(const api::StateChangeEvent& event) = 0;
+};
+
+struct SessionConfig {
+  std::string pluginName = "koordlet_nri";
+  std::string pluginIndex = "00";
+  // timeout_nano sent with our requests (the Go stub sends about 2 s).
+  std::chrono::nanoseconds requestTimeout = std::chrono::seconds(2);
+};
+
+class PluginSession {
+ public:
+  enum class Phase {
+    kRegistering,   // RegisterPlugin sent, no reply yet
+    kRegistered,    // the runtime accepted the registration
+    kConfigured,    // Configure answered
+    kSynchronized,  // Synchronize answered: we receive events now
+    kFailed,        // registration refused, or a protocol error
+  };
+
+  PluginSession(SessionConfig config, NriHandler& handler);
+
+  // The bytes to send first: RegisterPlugin on ConnID 2.
+  std::string start();
+
+  // Consumes bytes read from the socket (any split) and returns the bytes to send
+  // in reply (may be empty). An error is a protocol violation (garbage frame, a
+  // ttrpc header of an unknown type, an unparsable envelope, a registration the
+  // runtime refused): the owner closes the connection.
+  Result<std::string> receive(std::string_view bytes);
+
+  // A Runtime.UpdateContainers call: the bytes to send. Never call it while a
+  // handler runs (see the top of this file).
+  std::string updateContainers(const api::UpdateContainersRequest& req);
+
+  Phase phase() const { return phase_; }
+  const std::string& runtimeName() const { return runtimeName_; }
+  const std::string& runtimeVersion() const { return runtimeVersion_; }
+  // Configure's request_timeout in ms (0: the runtime is older than NRI v0.7).
+  int64_t requestTimeoutMs() const { return requestTimeoutMs_; }
+  int32_t subscribedEvents() const { return events_; }
+
+  struct Stats {
+    uint64_t requests = 0;        // Plugin-service requests answered
+    uint64_t unimplemented = 0;   // answered code 12
+    uint64_t handlerErrors = 0;   // answered with an error status
+    uint64_t syncChunks = 0;      // Synchronize requests (more=true ones included)
+    uint64_t updateReplies = 0;   // replies to our UpdateContainers calls
+    uint64_t updateFailures = 0;  // of which failed (status or failed containers)
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  std::string serve(const TtrpcMessage& msg);
+  Status onResponse(const TtrpcMessage& msg);
+
+  SessionConfig config_;
+  NriHandler* handler_;
+  MuxReader mux_;
+  Phase phase_ = Phase::kRegistering;
+  uint32_t nextStream_ = 1;          // our client stream ids on ConnID 2
+  uint32_t lastPeerStream_ = 0;      // the runtime's last stream id on ConnID 1
+  std::set<uint32_t> pendingUpdates_;  // stream ids of UpdateContainers in flight
+  api::SynchronizeRequest pendingSync_;  // chunks of a split sync so far
+  std::string runtimeName_;
+  std::string runtimeVersion_;
+  int64_t requestTimeoutMs_ = 0;
+  int32_t events_ = 0;
+  Stats stats_;
+};
+
+}  // namespace koord::nri

@@ -1,0 +1,1 @@
+#include "qos/hook_reconcile.h"

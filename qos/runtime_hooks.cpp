@@ -1,0 +1,1 @@
+#include "qos/runtime_hooks.h"

@@ -1,0 +1,131 @@
+// Runtime hooks policy: what a pod's or container's cgroup settings should be,
+// computed from the pod as a hook sees it and the agent's in-memory state. Two
+// callers, one policy, so a container created through NRI and one repaired later
+// by the reconciler end up identical:
+//   * the NRI plugin (nri/nri_hooks.h) turns a container's intent into the
+//     ContainerAdjustment of CreateContainer / the ContainerUpdate of
+//     UpdateContainer, before the container starts;
+//   * the reconciler (qos/hook_reconcile.h) turns pod and container intents into
+//     cgroup writes every reconcile interval, for what NRI missed.
+//
+// Hooks (koordlet's names, reference koordlet.md §4.7, §4.9, §4.10, §7.3):
+//   BatchResource    raw QoS BE pods: cpu.shares from Σ kubernetes.io/batch-cpu
+//                    requests (milli × 1024 / 1000, clamped 2..262144), cfs quota
+//                    from batch-cpu limits (× 100 µs; any container without one:
+//                    -1; -1 while CPU suppress runs with policy cfsQuota), memory
+//                    limit from kubernetes.io/batch-memory limits (missing: -1). Pod
+//                    level: the sums; container level: its own.
+//   CPUSetAllocator  scheduling.koordinator.sh/resource-status {"cpuset": "..."}
+//                    non-empty: that cpuset on the container, and cfs quota -1 on
+//                    pod and container unless --disable-unset-cpu-quota. Kube
+//                    BestEffort pods: cpuset "" (cleared; CPU suppress owns them).
+//   Resctrl          the pod's class group (LSR for LSE/LSR, LS, BE: qosWithDefault)
+//                    when that class's resctrlQOS is enabled and resctrl is ready;
+//                    not for pods annotated node.koordinator.sh/resctrl.
+//   CPUBurst         (cgroup v2 only, as the unified map) cpu.max.burst from the
+//                    static burst of the pod's cpuBurst config, eligible pods only.
+//   MemoryQoS        (cgroup v2 only, unified) the container's memory.min/low/high,
+//                    computed by the memory QoS strategy itself.
+// Pods labelled runtimeproxy.koordinator.sh/skip-hookserver=true get nothing.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/pod.h"
+#include "agent/result.h"
+#include "cgroupfs/knob.h"
+#include "cgroupfs/layout.h"
+#include "qos/slo_config.h"
+
+namespace koord {
+
+inline constexpr const char* kExtendedResourceSpecAnnotation =
+    "node.koordinator.sh/extended-resource-spec";
+inline constexpr const char* kSkipHookServerLabel = "runtimeproxy.koordinator.sh/skip-hookserver";
+
+// A container as a hook sees it.
+struct HookContainer {
+  std::string name;
+  std::string id;  // runtime id, "" when not created yet
+  ResourceList requests;
+  ResourceList limits;
+};
+
+// A pod as a hook sees it: from the kubelet's pod list (reconciler) or from an NRI
+// request (enriched with the kubelet's spec when the pod is already known).
+struct HookPod {
+  std::string uid;
+  std::string ns;
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  KubeQos kubeQos = KubeQos::kBestEffort;
+  KoordQos rawQos = KoordQos::kNone;  // the koordinator.sh/qosClass label only
+  std::vector<HookContainer> containers;
+  // The kubelet's pod when known (memory QoS needs its spec).
+  const Pod* kubelet = nullptr;
+};
+
+// The per-container batch requests/limits of the extended-resource-spec
+// annotation: {"containers":{"<name>":{"requests":{...},"limits":{...}}}}.
+struct ExtendedResources {
+  ResourceList requests;
+  ResourceList limits;
+};
+Result<std::map<std::string, ExtendedResources>> parseExtendedResourceSpec(std::string_view json);
+
+// Batch resources from the container spec, else from the annotation (spec
+// preferred, as koordlet's reconciler). Errors (bad annotation) name the pod.
+Result<HookPod> hookPodFromKubelet(const Pod& pod);
+
+// The agent state every hook decides from.
+struct HookContext {
+  const NodeSloSpec* spec = nullptr;
+  bool batchResource = true;    // gate BatchResource
+  bool cpusetAllocator = true;  // gate CPUSetAllocator
+  bool resctrl = false;         // gate RdtResctrl and resctrl detected ready
+  bool cpuBurst = true;         // gate CPUBurst
+  bool memoryQos = false;       // gate CgroupReconcile and the kernel has memory.min/low/high
+  CgroupVersion version = CgroupVersion::kV1;
+  bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
+  bool suppressCfsQuota = false;      // CPU suppress enabled with policy cfsQuota
+  int64_t nodeAllocatableMemory = 0;  // bytes; 0: unknown (memory QoS skipped)
+  int64_t pageSize = 4096;
+};
+
+// What the hooks want; unset fields are left alone.
+struct HookIntent {
+  std::optional<int64_t> cpuShares;    // cgroup v1 shares (the runtime converts on v2)
+  std::optional<int64_t> cfsQuota;     // µs, -1 unlimited
+  std::optional<int64_t> memoryLimit;  // bytes, -1 unlimited
+  std::optional<std::string> cpuset;   // "" clears (NRI only; the reconciler skips "")
+  std::optional<std::string> rdtClass; // "LSR", "LS", "BE"
+  std::map<std::string, std::string> unified;  // v2 file -> value
+  bool empty() const;
+};
+
+enum class HookName { kBatchResource, kCpusetAllocator, kResctrl, kCpuBurst, kMemoryQos };
+const char* toString(HookName h);  // "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS"
+inline constexpr HookName kAllHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator,
+                                         HookName::kResctrl, HookName::kCpuBurst,
+                                         HookName::kMemoryQos};
+
+bool skipHooks(const HookPod& pod);  // the skip-hookserver label is "true"
+
+// Runs one hook for a pod (container == nullptr) or one of its containers, adding
+// its fields to `intent`. A hook that does not apply leaves `intent` alone and
+// returns Ok. An error (bad annotation, ...) names the pod and the hook; the hook
+// then adds nothing.
+Status runHook(HookName hook, const HookPod& pod, const HookContainer* container,
+               const HookContext& ctx, HookIntent& intent);
+
+// All hooks in order; errors collected, one line each.
+HookIntent podIntent(const HookPod& pod, const HookContext& ctx, std::vector<std::string>* errors);
+HookIntent containerIntent(const HookPod& pod, const HookContainer& container,
+                           const HookContext& ctx, std::vector<std::string>* errors);
+
+}  // namespace koord

@@ -1,0 +1,1 @@
+#include "tests/support/nri_runtime_peer.h"
