@@ -1,5 +1,7 @@
 #include "agent/options.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <utility>
 
@@ -317,8 +319,17 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                     "Host path of the hook socket, written into the runtime proxy's config.");
   fs.notImplemented("runtime-hooks-failure-policy", T::kString, "Ignore",
                     "Failure policy written into the hook config: Fail or Ignore.");
-  fs.notImplemented("runtime-hooks-plugin-failure-policy", T::kString, "Ignore",
-                    "Fail: stop running the remaining hooks after one fails.");
+  fs.funcVar("runtime-hooks-plugin-failure-policy", "string", "Ignore",
+             "Ignore: a hook error is logged and the container is created without that "
+             "hook's settings. Fail: the error fails the NRI CreateContainer / "
+             "UpdateContainer call, and with it the container operation.",
+             [&o](std::string_view v) -> Status {
+               if (v != "Ignore" && v != "Fail") {
+                 return makeError("want Ignore or Fail, got \"" + std::string(v) + "\"");
+               }
+               o.runtimeHooksPluginFailurePolicy = std::string(v);
+               return Ok{};
+             });
   fs.notImplemented("runtime-hooks-config-path", T::kString,
                     hostMode ? "/etc/runtime/hookserver.d" : "/host-etc-hookserver/",
                     "Directory of the runtime hook config files. With agent_mode=hostMode the "
@@ -334,21 +345,23 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   fs.stringVar(&o.runtimeHooksNriPluginIndex, "runtime-hooks-nri-plugin-index",
                "Index (ordering) of the NRI plugin.");
   fs.durationVar(&o.runtimeHooksNriConnectTimeout, "runtime-hooks-nri-connect-timeout",
-                 "Timeout for connecting to NRI; a little above containerd's 5s registration "
-                 "timeout.");
-  fs.notImplemented("runtime-hooks-nri-backoff-duration", T::kDuration, "1s",
-                    "First delay between NRI reconnects.");
-  fs.notImplemented("runtime-hooks-nri-backoff-factor", T::kDouble, "2",
-                    "Growth factor of the NRI reconnect delay.");
+                 "An NRI connection that stays up this long counts as established, and the "
+                 "reconnect back-off starts again from its first delay (a little above "
+                 "containerd's 5s registration timeout).");
+  fs.durationVar(&o.runtimeHooksNriBackoffDuration, "runtime-hooks-nri-backoff-duration",
+                 "First delay between NRI connection attempts.");
+  fs.doubleVar(&o.runtimeHooksNriBackoffFactor, "runtime-hooks-nri-backoff-factor",
+               "Growth factor of the delay between NRI connection attempts.");
   fs.notImplemented("runtime-hooks-nri-backoff-steps", T::kInt, "2147483647",
-                    "Maximum number of NRI reconnect attempts.");
-  fs.notImplemented("runtime-hooks-nri-backoff-cap", T::kDuration,
-                    durationText(nanoseconds((int64_t{1} << 62) - 1)),
-                    "Upper bound of the NRI reconnect delay.");
+                    "Maximum number of NRI reconnect attempts. This agent retries forever.");
+  fs.durationVar(&o.runtimeHooksNriBackoffCap, "runtime-hooks-nri-backoff-cap",
+                 "Upper bound of the delay between NRI connection attempts (koordlet's is "
+                 "practically unbounded; ours defaults to 30s so a restarted containerd is "
+                 "found again within half a minute).");
   fs.notImplemented("runtime-hooks-reconcile-interval", T::kDuration, "10s",
                     "Period of the kube-QoS-level hook reconcile.");
-  fs.notImplemented("disable-unset-cpu-quota", T::kBool, "false",
-                    "Do not set cfs quota to -1 for cpuset pods.");
+  fs.boolVar(&o.disableUnsetCpuQuota, "disable-unset-cpu-quota",
+             "Do not set cfs quota to -1 for pods bound to a cpuset by the scheduler.");
 
   // §1.5 audit.
   fs.stringVar(&o.auditLogDir, "audit-log-dir",
@@ -481,16 +494,34 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
         // The node address comes from NODE_IP or --kubelet-addr (there is no Node
         // informer to pick an address type from).
         "kubelet-preferred-address-type",
-        "runtime-hooks-nri-socket-path",      // NRI milestone
-        "runtime-hooks-nri-plugin-name",      // NRI milestone
-        "runtime-hooks-nri-plugin-index",     // NRI milestone
-        "runtime-hooks-nri-connect-timeout",  // NRI milestone
     };
     for (const char* name : kNotYetUsed) {
       if (fs.isGiven(name)) opts.ignored.emplace_back(name);
     }
     // Logging to files is klog's; this agent always logs to stderr.
     if (fs.isGiven("logtostderr") && !opts.logToStderr) opts.ignored.emplace_back("logtostderr");
+  }
+  if (env.nriPluginSocket) {
+    const std::string& text = *env.nriPluginSocket;
+    int fd = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), fd);
+    if (ec != std::errc{} || end != text.data() + text.size() || fd < 0) {
+      return makeError("NRI_PLUGIN_SOCKET: want a file descriptor number, got \"" + text + "\"");
+    }
+    opts.nriLaunchedFd = fd;
+    opts.enableNriRuntimeHook = true;  // the runtime started us to be its plugin
+    if (env.nriPluginIdx && !env.nriPluginIdx->empty()) {
+      opts.runtimeHooksNriPluginIndex = *env.nriPluginIdx;
+    }
+    if (env.nriPluginName && !env.nriPluginName->empty()) {
+      std::string name = *env.nriPluginName;
+      // containerd 1.7.0-1.7.6 pass the full "<idx>-<name>".
+      const std::string prefix = opts.runtimeHooksNriPluginIndex + "-";
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) {
+        name.erase(0, prefix.size());
+      }
+      opts.runtimeHooksNriPluginName = name;
+    }
   }
   opts.nodeName = env.nodeName && !env.nodeName->empty() ? *env.nodeName : env.hostname;
   opts.nodeIp = env.nodeIp.value_or("");

@@ -23,6 +23,11 @@ struct Environment {
   std::optional<std::string> nodeIp;     // NODE_IP (downward API status.hostIP)
   std::optional<std::string> agentMode;  // agent_mode; "hostMode" switches path defaults
   std::string hostname;                  // fallback node name
+  // Set when the container runtime launched us as a pre-installed NRI plugin
+  // (reference nri.md §1): the pre-connected socket's fd, our index and name.
+  std::optional<std::string> nriPluginSocket;  // NRI_PLUGIN_SOCKET
+  std::optional<std::string> nriPluginIdx;     // NRI_PLUGIN_IDX
+  std::optional<std::string> nriPluginName;  // NRI_PLUGIN_NAME ("name", or "NN-name" before 1.7.7)
 };
 
 struct Options {
@@ -61,6 +66,14 @@ struct Options {
   std::string runtimeHooksNriPluginName = "koordlet_nri";
   std::string runtimeHooksNriPluginIndex = "00";
   std::chrono::nanoseconds runtimeHooksNriConnectTimeout = std::chrono::seconds(6);
+  std::chrono::nanoseconds runtimeHooksNriBackoffDuration = std::chrono::seconds(1);
+  double runtimeHooksNriBackoffFactor = 2.0;
+  std::chrono::nanoseconds runtimeHooksNriBackoffCap = std::chrono::seconds(30);
+  std::string runtimeHooksPluginFailurePolicy = "Ignore";  // Ignore | Fail
+  bool disableUnsetCpuQuota = false;
+  // Launched by the runtime (NRI_PLUGIN_SOCKET): the socket's fd. The plugin name and
+  // index then come from NRI_PLUGIN_NAME / NRI_PLUGIN_IDX.
+  std::optional<int> nriLaunchedFd;
   // Logging (klog)
   int verbosity = 0;  // --v
   bool logToStderr = true;

@@ -127,6 +127,45 @@ Exporter::Exporter(std::string nodeName, std::string version)
                              "Time of one cgroup write attempt by the executor (read, compare, "
                              "write), by outcome")
                          .Register(reg);
+  runtimeHook_ = &BuildHistogram()
+                      .Name("koordlet_runtime_hook_invoked_duration_milliseconds")
+                      .Help(
+                          "Time of one runtime hook run inside an NRI call, by hook, stage "
+                          "and outcome")
+                      .Register(reg);
+  nriEnabled_ = &BuildGauge()
+                     .Name("koordlet_nri_enabled")
+                     .Help("1 when the NRI plugin is turned on (--enable-nri-runtime-hook)")
+                     .Register(reg)
+                     .Add({{"node", node_}});
+  nriConnected_ = &BuildGauge()
+                       .Name("koordlet_nri_connected")
+                       .Help(
+                           "1 while the NRI plugin is registered and synchronized with the "
+                           "container runtime")
+                       .Register(reg)
+                       .Add({{"node", node_}});
+  nriState_ = &BuildGauge()
+                   .Name("koordlet_nri_state")
+                   .Help("The NRI client's state, one series per state, 1 for the current one")
+                   .Register(reg);
+  nriAttempts_ = &BuildCounter()
+                      .Name("koordlet_nri_connection_attempts_total")
+                      .Help("Connection attempts to the container runtime's NRI socket")
+                      .Register(reg)
+                      .Add({{"node", node_}});
+  nriConnects_ = &BuildCounter()
+                      .Name("koordlet_nri_connects_total")
+                      .Help("NRI sessions that registered and synchronized")
+                      .Register(reg)
+                      .Add({{"node", node_}});
+  nriDisconnects_ = &BuildCounter()
+                         .Name("koordlet_nri_disconnects_total")
+                         .Help(
+                             "Synchronized NRI sessions that ended (runtime restart, protocol "
+                             "error, timeout)")
+                         .Register(reg)
+                         .Add({{"node", node_}});
   beSuppress_ = &BuildGauge()
                      .Name("koordlet_be_suppress_cpu_cores")
                      .Help("CPU cores best-effort pods may use under CPU suppress, by policy")
@@ -582,6 +621,49 @@ void Exporter::recordConfig(uint64_t generation, uint64_t reloadErrors, bool las
   configGeneration_->Set(static_cast<double>(generation));
   mirror(*configErrors_, configErrorsLast_, static_cast<double>(reloadErrors));
   configGood_->Set(lastReadGood ? 1 : 0);
+}
+
+}  // namespace koord
+
+namespace koord {
+
+void Exporter::recordRuntimeHook(std::string_view hook, std::string_view stage, bool ok,
+                                 double millis) {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.04,  0.16,  0.64,
+                                                                   2.56, 10.24, 40.96, 163.84};
+  const char* status = ok ? "succeeded" : "failed";
+  std::string key;
+  key.reserve(hook.size() + stage.size() + 12);
+  key.append(hook).append(1, '\0').append(stage).append(1, '\0').append(status);
+  prometheus::Histogram* h = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(runtimeHookMu_);
+    auto it = runtimeHookSeries_.find(key);
+    if (it == runtimeHookSeries_.end()) {
+      auto& added = runtimeHook_->Add({{"node", node_},
+                                       {"hook", std::string(hook)},
+                                       {"stage", std::string(stage)},
+                                       {"status", status}},
+                                      kBuckets);
+      it = runtimeHookSeries_.emplace(std::move(key), &added).first;
+    }
+    h = it->second;
+  }
+  h->Observe(millis);
+}
+
+void Exporter::recordNri(bool enabled, const std::string& state, uint64_t attempts,
+                         uint64_t connects, uint64_t disconnects) {
+  nriEnabled_->Set(enabled ? 1 : 0);
+  nriConnected_->Set(enabled && state == "connected" ? 1 : 0);
+  static const char* const kStates[] = {"stopped",   "connecting", "registering",
+                                        "connected", "waiting",    "closed"};
+  for (const char* s : kStates) {
+    nriState_->Add({{"node", node_}, {"state", s}}).Set(enabled && state == s ? 1 : 0);
+  }
+  mirror(*nriAttempts_, nriAttemptsLast_, static_cast<double>(attempts));
+  mirror(*nriConnects_, nriConnectsLast_, static_cast<double>(connects));
+  mirror(*nriDisconnects_, nriDisconnectsLast_, static_cast<double>(disconnects));
 }
 
 }  // namespace koord

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,6 +117,19 @@ class Exporter {
     std::optional<uint64_t> llcOccupancy, mbmLocalBytes, mbmTotalBytes;
   };
   void recordResctrlMon(const std::vector<ResctrlMon>& samples);
+  // --- NRI ---
+  // One hook run inside an NRI call:
+  // koordlet_runtime_hook_invoked_duration_milliseconds{node,hook,stage,status}
+  // (koordlet's name, labels and buckets 0.01 × 4^k; status succeeded|failed).
+  // Thread-safe: the NRI client's thread calls it while the loop renders.
+  void recordRuntimeHook(std::string_view hook, std::string_view stage, bool ok, double millis);
+  // The NRI client's state (koordlet_nri_connected, koordlet_nri_state{state}
+  // one-hot, koordlet_nri_enabled) and its cumulative counters
+  // (koordlet_nri_connection_attempts_total, koordlet_nri_connects_total,
+  // koordlet_nri_disconnects_total).
+  void recordNri(bool enabled, const std::string& state, uint64_t attempts, uint64_t connects,
+                 uint64_t disconnects);
+
   // The --config file: generation of the config in force, rejected reloads, and
   // whether the last read of the file was accepted.
   void recordConfig(uint64_t generation, uint64_t reloadErrors, bool lastReadGood);
@@ -159,6 +173,16 @@ class Exporter {
   SweptGauges containerPsi_;
   prometheus::Family<prometheus::Gauge>* beCpu_;
   prometheus::Family<prometheus::Histogram>* resourceUpdate_;
+  prometheus::Family<prometheus::Histogram>* runtimeHook_;
+  std::mutex runtimeHookMu_;  // guards runtimeHookSeries_ (NRI thread vs loop)
+  std::map<std::string, prometheus::Histogram*, std::less<>> runtimeHookSeries_;
+  prometheus::Gauge* nriEnabled_;
+  prometheus::Gauge* nriConnected_;
+  prometheus::Family<prometheus::Gauge>* nriState_;
+  prometheus::Counter* nriAttempts_;
+  prometheus::Counter* nriConnects_;
+  prometheus::Counter* nriDisconnects_;
+  double nriAttemptsLast_ = 0, nriConnectsLast_ = 0, nriDisconnectsLast_ = 0;
   std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
   prometheus::Gauge* beSuppressLs_;

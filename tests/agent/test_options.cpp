@@ -143,6 +143,7 @@ std::string sampleValue(const std::string& usage, const std::string& name) {
   if (type == "traceLocation") return "main.go:10";
   if (type == "pattern=N,...") return "foo*=2";
   if (name == "kubelet-cpu-manager-policy") return "static";
+  if (name == "runtime-hooks-plugin-failure-policy") return "Fail";
   if (type == "quantity") return "62Gi";
   return "x";
 }
@@ -299,6 +300,11 @@ TEST_CASE("implemented flags set their option", "[options]") {
                       "--runtime-hooks-nri-plugin-name=p",
                       "--runtime-hooks-nri-plugin-index=42",
                       "--runtime-hooks-nri-connect-timeout=10s",
+                      "--runtime-hooks-nri-backoff-duration=250ms",
+                      "--runtime-hooks-nri-backoff-factor=1.5",
+                      "--runtime-hooks-nri-backoff-cap=1m",
+                      "--runtime-hooks-plugin-failure-policy=Fail",
+                      "--disable-unset-cpu-quota",
                       "--logtostderr=false",
                       "--v",
                       "6",
@@ -337,16 +343,37 @@ TEST_CASE("implemented flags set their option", "[options]") {
   CHECK(o.runtimeHooksNriPluginName == "p");
   CHECK(o.runtimeHooksNriPluginIndex == "42");
   CHECK(o.runtimeHooksNriConnectTimeout == 10s);
+  CHECK(o.runtimeHooksNriBackoffDuration == 250ms);
+  CHECK(o.runtimeHooksNriBackoffFactor == 1.5);
+  CHECK(o.runtimeHooksNriBackoffCap == 60s);
+  CHECK(o.runtimeHooksPluginFailurePolicy == "Fail");
+  CHECK(o.disableUnsetCpuQuota);
   CHECK_FALSE(o.logToStderr);
   CHECK(o.verbosity == 6);
   CHECK(o.dryRun);
   CHECK(o.configFile == "/etc/slo.yaml");
   // Bound, but read only by later milestones' modules: still reported once each.
-  CHECK(o.ignored ==
-        std::vector<std::string>{"var-lib-kubelet-dir", "kubelet-preferred-address-type",
-                                 "runtime-hooks-nri-socket-path", "runtime-hooks-nri-plugin-name",
-                                 "runtime-hooks-nri-plugin-index",
-                                 "runtime-hooks-nri-connect-timeout", "logtostderr"});
+  CHECK(o.ignored == std::vector<std::string>{"var-lib-kubelet-dir",
+                                              "kubelet-preferred-address-type", "logtostderr"});
+}
+
+TEST_CASE("an unknown runtime hook failure policy is refused naming the flag", "[options]") {
+  auto r = parseOptions({"--runtime-hooks-plugin-failure-policy=Abort"}, Environment{});
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("runtime-hooks-plugin-failure-policy"));
+  CHECK_THAT(r.error().message, Catch::Contains("Abort"));
+}
+
+TEST_CASE("the NRI defaults are koordlet's except the back-off cap", "[options]") {
+  Options o = parsed({});
+  CHECK(o.enableNriRuntimeHook);
+  CHECK(o.runtimeHooksNriPluginIndex == "00");
+  CHECK(o.runtimeHooksNriConnectTimeout == 6s);
+  CHECK(o.runtimeHooksNriBackoffDuration == 1s);
+  CHECK(o.runtimeHooksNriBackoffFactor == 2.0);
+  CHECK(o.runtimeHooksNriBackoffCap == 30s);
+  CHECK(o.runtimeHooksPluginFailurePolicy == "Ignore");
+  CHECK_FALSE(o.disableUnsetCpuQuota);
 }
 
 TEST_CASE("koordlet flags this agent does not implement are accepted and listed once",
@@ -469,7 +496,7 @@ TEST_CASE("help text lists every flag once, sorted, with its default", "[options
   CHECK(u.find("must be > 0. (default 1s)\n") != std::string::npos);
   CHECK(u.find("(default 12h0m0s) (accepted for koordlet compatibility; not implemented)") !=
         std::string::npos);
-  CHECK(u.find("(default 1281023h53m38.427387903s)") != std::string::npos);
+  CHECK(u.find("  -runtime-hooks-nri-backoff-cap duration\n") != std::string::npos);
   CHECK(u.find("  -kube-api-qps float\n") != std::string::npos);
   CHECK(u.find("  -kubelet-read-only-port uint\n") != std::string::npos);
   CHECK(u.find("(default 10255)") != std::string::npos);
@@ -537,11 +564,11 @@ TEST_CASE("a flag whose consumer lands in a later milestone is reported as not u
           "[options]") {
   Environment env;
   env.hostname = "h";
-  auto o = parseOptions({"--runtime-hooks-nri-plugin-name=x", "--addr=:1"}, env);
+  auto o = parseOptions({"--var-lib-kubelet-dir=/x", "--addr=:1"}, env);
   REQUIRE(o.ok());
-  CHECK(o->runtimeHooksNriPluginName == "x");
+  CHECK(o->paths.varLibKubeletRoot == "/x");
   REQUIRE(o->ignored.size() == 1);
-  CHECK(o->ignored[0] == "runtime-hooks-nri-plugin-name");
+  CHECK(o->ignored[0] == "var-lib-kubelet-dir");
 }
 
 TEST_CASE("--logtostderr=false is reported: the agent always logs to stderr", "[options]") {
@@ -591,4 +618,25 @@ TEST_CASE("memory QoS and resctrl flags parse, and a bad allocatable memory name
   auto bad = parseOptions({"--node-allocatable-memory=lots"}, env);
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, Catch::Contains("node-allocatable-memory"));
+}
+
+TEST_CASE("a runtime-launched plugin takes its socket, index and name from the environment",
+          "[options]") {
+  Environment env = nodeEnv();
+  env.nriPluginSocket = "3";
+  env.nriPluginIdx = "20";
+  env.nriPluginName = "koordlet";
+  Options o = parsed({"--enable-nri-runtime-hook=false"}, env);
+  REQUIRE(o.nriLaunchedFd == 3);
+  CHECK(o.enableNriRuntimeHook);  // the runtime started us to be its plugin
+  CHECK(o.runtimeHooksNriPluginIndex == "20");
+  CHECK(o.runtimeHooksNriPluginName == "koordlet");
+  // containerd 1.7.0-1.7.6 pass the full <idx>-<name>.
+  env.nriPluginName = "20-koordlet";
+  CHECK(parsed({}, env).runtimeHooksNriPluginName == "koordlet");
+  env.nriPluginSocket = "x3";
+  auto bad = parseOptions({}, env);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("NRI_PLUGIN_SOCKET"));
+  CHECK(parsed({}, nodeEnv()).nriLaunchedFd == std::nullopt);
 }

@@ -157,3 +157,43 @@ TEST_CASE("cgroup writes are timed in koordlet's update histogram by outcome", "
                 "koordlet_resource_update_duration_milliseconds_count{status=\"invalid\","
                 "type=\"cgroup\"} 1"));
 }
+
+TEST_CASE("runtime hook runs are timed in koordlet's hook histogram by hook, stage and outcome",
+          "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordRuntimeHook("BatchResource", "PreCreateContainer", true, 0.02);
+  e.recordRuntimeHook("BatchResource", "PreCreateContainer", true, 0.5);
+  e.recordRuntimeHook("CPUSetAllocator", "PreCreateContainer", false, 3.0);
+  const std::string text = e.render();
+  CHECK(hasLine(text,
+                "koordlet_runtime_hook_invoked_duration_milliseconds_bucket{hook=\"BatchResource\","
+                "node=\"n\",stage=\"PreCreateContainer\",status=\"succeeded\",le=\"0.04\"} 1"));
+  CHECK(hasLine(text,
+                "koordlet_runtime_hook_invoked_duration_milliseconds_count{hook=\"BatchResource\","
+                "node=\"n\",stage=\"PreCreateContainer\",status=\"succeeded\"} 2"));
+  CHECK(
+      hasLine(text,
+              "koordlet_runtime_hook_invoked_duration_milliseconds_count{hook=\"CPUSetAllocator\","
+              "node=\"n\",stage=\"PreCreateContainer\",status=\"failed\"} 1"));
+}
+
+TEST_CASE("the NRI client's state is one-hot and its counters only grow", "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordNri(true, "waiting", 3, 0, 0);
+  std::string text = e.render();
+  CHECK(hasLine(text, "koordlet_nri_enabled{node=\"n\"} 1"));
+  CHECK(hasLine(text, "koordlet_nri_connected{node=\"n\"} 0"));
+  CHECK(hasLine(text, "koordlet_nri_state{node=\"n\",state=\"waiting\"} 1"));
+  CHECK(hasLine(text, "koordlet_nri_state{node=\"n\",state=\"connected\"} 0"));
+  CHECK(hasLine(text, "koordlet_nri_connection_attempts_total{node=\"n\"} 3"));
+  e.recordNri(true, "connected", 4, 1, 0);
+  text = e.render();
+  CHECK(hasLine(text, "koordlet_nri_connected{node=\"n\"} 1"));
+  CHECK(hasLine(text, "koordlet_nri_state{node=\"n\",state=\"waiting\"} 0"));
+  CHECK(hasLine(text, "koordlet_nri_connects_total{node=\"n\"} 1"));
+  e.recordNri(false, "stopped", 4, 1, 1);
+  text = e.render();
+  CHECK(hasLine(text, "koordlet_nri_enabled{node=\"n\"} 0"));
+  CHECK(hasLine(text, "koordlet_nri_state{node=\"n\",state=\"stopped\"} 0"));
+  CHECK(hasLine(text, "koordlet_nri_disconnects_total{node=\"n\"} 1"));
+}
