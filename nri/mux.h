@@ -55,7 +55,7 @@ class MuxReader {
 
   uint64_t framesRead() const { return frames_; }
   uint64_t framesDropped() const { return dropped_; }
-  // Bytes of a frame header or payload still expected (0 between frames).
+  // True while a frame header or payload is partly read.
   bool midFrame() const { return headerHave_ != 0 || payloadLeft_ != 0; }
 
  private:
@@ -68,6 +68,8 @@ class MuxReader {
   std::string discard_;
   uint64_t frames_ = 0;
   uint64_t dropped_ = 0;
+  bool failed_ = false;
+  std::string failure_;
 };
 
 }  // namespace koord::nri

@@ -28,9 +28,10 @@
 namespace koord::nri {
 
 struct BackoffConfig {
-  std::chrono::nanoseconds initial = std::chrono::seconds(1);  // --runtime-hooks-nri-backoff-duration
-  double factor = 2.0;                                         // --runtime-hooks-nri-backoff-factor
-  std::chrono::nanoseconds cap = std::chrono::seconds(30);     // --runtime-hooks-nri-backoff-cap
+  std::chrono::nanoseconds initial =
+      std::chrono::seconds(1);                              // --runtime-hooks-nri-backoff-duration
+  double factor = 2.0;                                      // --runtime-hooks-nri-backoff-factor
+  std::chrono::nanoseconds cap = std::chrono::seconds(30);  // --runtime-hooks-nri-backoff-cap
 };
 
 // The wait before connection attempt `failures` + 1 after `failures` consecutive
@@ -48,20 +49,20 @@ struct NriClientConfig {
 };
 
 enum class NriState {
-  kStopped,     // not started, or stopped
-  kConnecting,  // connect() in progress
-  kRegistering, // connected; registration, Configure or Synchronize under way
-  kConnected,   // synchronized: receiving events
-  kWaiting,     // back-off before the next attempt
-  kClosed,      // launched mode: the runtime closed our socket
+  kStopped,      // not started, or stopped
+  kConnecting,   // connect() in progress
+  kRegistering,  // connected; registration, Configure or Synchronize under way
+  kConnected,    // synchronized: receiving events
+  kWaiting,      // back-off before the next attempt
+  kClosed,       // launched mode: the runtime closed our socket
 };
 const char* toString(NriState s);
 
 struct NriStatus {
   NriState state = NriState::kStopped;
-  std::string lastError;  // why the last attempt or connection ended ("" = none)
-  uint64_t attempts = 0;  // connection attempts
-  uint64_t connects = 0;  // sessions that reached kConnected
+  std::string lastError;     // why the last attempt or connection ended ("" = none)
+  uint64_t attempts = 0;     // connection attempts
+  uint64_t connects = 0;     // sessions that reached kConnected
   uint64_t disconnects = 0;  // connected sessions that ended
   std::string runtimeName;
   std::string runtimeVersion;
@@ -82,9 +83,10 @@ class NriClient {
 
   NriStatus status() const;  // any thread
 
-  // Sends Runtime.UpdateContainers once connected (queued until then; calls made
-  // while disconnected are dropped at the next connect, as the reconciler repairs
-  // what they would have). Any thread; never sent from inside a handler.
+  // Sends Runtime.UpdateContainers when the session is synchronized; calls made
+  // before that (or while disconnected) are dropped, as the reconciler repairs
+  // what they would have. Any thread; posted to the client's thread, so it is
+  // never sent from inside a handler.
   void updateContainers(api::UpdateContainersRequest req);
 
   // Launched mode: called once (on the client's thread) when the runtime closed

@@ -48,7 +48,8 @@ class NriHandler {
       const api::CreateContainerRequest& req) = 0;
   virtual Result<api::UpdateContainerResponse> updateContainer(
       const api::UpdateContainerRequest& req) = 0;
-  virtual Result<api::StopContainerResponse> stopContainer(const api::StopContainerRequest& req) = 0;
+  virtual Result<api::StopContainerResponse> stopContainer(
+      const api::StopContainerRequest& req) = 0;
   // RunPodSandbox, RemovePodSandbox and every other subscribed event.
   virtual Status stateChange(const api::StateChangeEvent& event) = 0;
 };
@@ -81,8 +82,9 @@ class PluginSession {
   // runtime refused): the owner closes the connection.
   Result<std::string> receive(std::string_view bytes);
 
-  // A Runtime.UpdateContainers call: the bytes to send. Never call it while a
-  // handler runs (see the top of this file).
+  // A Runtime.UpdateContainers call: the bytes to send ("" when the request would
+  // exceed 4 MiB, which no runtime accepts). Never call it while a handler runs
+  // (see the top of this file).
   std::string updateContainers(const api::UpdateContainersRequest& req);
 
   Phase phase() const { return phase_; }
@@ -104,16 +106,22 @@ class PluginSession {
 
  private:
   std::string serve(const TtrpcMessage& msg);
+  std::string dispatch(const std::string& method, const std::string& payload);
+  std::string stateChange(const std::string& method, api::Event event, const std::string& payload);
+  std::string failed(Code code, std::string_view message);
   Status onResponse(const TtrpcMessage& msg);
+  void advance(Phase to);
 
   SessionConfig config_;
   NriHandler* handler_;
   MuxReader mux_;
   Phase phase_ = Phase::kRegistering;
-  uint32_t nextStream_ = 1;          // our client stream ids on ConnID 2
-  uint32_t lastPeerStream_ = 0;      // the runtime's last stream id on ConnID 1
-  std::set<uint32_t> pendingUpdates_;  // stream ids of UpdateContainers in flight
+  uint32_t nextStream_ = 1;              // our client stream ids on ConnID 2
+  uint32_t lastPeerStream_ = 0;          // the runtime's last stream id on ConnID 1
+  std::set<uint32_t> pendingUpdates_;    // stream ids of UpdateContainers in flight
   api::SynchronizeRequest pendingSync_;  // chunks of a split sync so far
+  bool syncBuffered_ = false;            // pendingSync_ holds more=true chunks
+  bool registerPending_ = false;         // RegisterPlugin (stream 1) not answered yet
   std::string runtimeName_;
   std::string runtimeVersion_;
   int64_t requestTimeoutMs_ = 0;
