@@ -17,8 +17,10 @@
 // koordlet_runtime_hook_invoked_duration_milliseconds{hook,stage,status}.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,7 +59,8 @@ class HookRecorder {
 enum class FailurePolicy { kIgnore, kFail };
 Result<FailurePolicy> parseFailurePolicy(std::string_view text);  // "Ignore" | "Fail"
 
-inline constexpr int32_t kKoordletEvents = 0x8D;  // RunPodSandbox|RemovePodSandbox|CreateContainer|UpdateContainer
+inline constexpr int32_t kKoordletEvents =
+    0x8D;  // RunPodSandbox|RemovePodSandbox|CreateContainer|UpdateContainer
 
 // NRI pod + container -> the hook's view. QoS: the label, kube QoS from the
 // cgroup parent ("besteffort", "burstable", else guaranteed); container resources
@@ -69,6 +72,11 @@ Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container*
 
 // Intent -> NRI resources (only the set fields; unified only when non-empty).
 api::LinuxResources toLinuxResources(const HookIntent& intent);
+
+// The kube QoS a cgroup parent names: "besteffort" / "burstable" in it (cgroupfs
+// "/kubepods/besteffort/pod<uid>", systemd "kubepods-besteffort-pod<uid_>.slice"),
+// else Guaranteed (koordlet's bvt-hook rule).
+KubeQos kubeQosFromCgroupParent(std::string_view parent);
 
 class NriHooks final : public NriHandler {
  public:
@@ -83,10 +91,22 @@ class NriHooks final : public NriHandler {
   Result<api::StopContainerResponse> stopContainer(const api::StopContainerRequest& req) override;
   Status stateChange(const api::StateChangeEvent& event) override;
 
+  // Hook errors so far (each logged while the count is a power of two).
+  uint64_t hookErrors() const { return hookErrors_.load(std::memory_order_relaxed); }
+
  private:
+  // Runs `hooks` for the pod (container null) or a container, timing each into the
+  // recorder under `stage`. Ignore: failing hooks are logged and add nothing; Fail
+  // (and failFast): the first error is returned.
+  Result<HookIntent> run(const HookState& state, const api::PodSandbox& nriPod,
+                         const api::Container* nriContainer, std::span<const HookName> hooks,
+                         const char* stage, bool failFast);
+  void logError(const std::string& message);
+
   const HookStateStore* store_;
   HookRecorder* recorder_;
   FailurePolicy policy_;
+  std::atomic<uint64_t> hookErrors_{0};
 };
 
 }  // namespace koord::nri

@@ -32,28 +32,10 @@ int64_t milliCpuToQuota(int64_t milli) {
   return std::max(quota, kMinQuotaUs);
 }
 
-// koordlet reads the raw label here, not the kube-QoS default: an unlabelled
-// Guaranteed pod still bursts.
-bool burstable(const Pod& pod) {
-  return pod.koordQos != KoordQos::kLSE && pod.koordQos != KoordQos::kLSR &&
-         pod.koordQos != KoordQos::kBE;
-}
-
 // A container whose cgroup exists; init containers are never bursted (koordlet
 // walks status.containerStatuses only).
 bool writable(const ContainerView& c) {
   return c.container != nullptr && !c.container->init && !c.dir.empty();
-}
-
-// Evaluated in floating point in koordlet's order, so the file ends up holding the
-// number koordlet would write.
-int64_t staticBurstUs(const Container& c, const CpuBurstConfig& config) {
-  if (!config.burstsCpu()) return 0;
-  int64_t milli = limitMilli(c);
-  if (milli <= 0) return 0;
-  double cores =
-      (static_cast<double>(milli) / 1000) * (static_cast<double>(config.cpuBurstPercent) / 100);
-  return static_cast<int64_t>(cores * static_cast<double>(kCfsPeriodUs));
 }
 
 // Kubernetes' pod request without overhead: the sum over containers, or the
@@ -136,6 +118,25 @@ CgroupWrite write(const std::string& dir, Knob knob, int64_t value) {
 
 }  // namespace
 
+// Evaluated in floating point in koordlet's order, so the file ends up holding the
+// number koordlet would write.
+int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config) {
+  if (!config.burstsCpu()) return 0;
+  int64_t milli = limits.cpuMilli.value_or(-1);
+  if (milli <= 0) return 0;
+  double cores =
+      (static_cast<double>(milli) / 1000) * (static_cast<double>(config.cpuBurstPercent) / 100);
+  return static_cast<int64_t>(cores * static_cast<double>(kCfsPeriodUs));
+}
+
+// koordlet reads the raw label here, not the kube-QoS default: an unlabelled
+// Guaranteed pod still bursts. Pinned pods are left to the CPUSetAllocator hook,
+// which unsets their quota (koordlet's pinned pods are LSE/LSR, skipped anyway).
+bool burstEligible(const Pod& pod, bool pinned) {
+  return !pinned && pod.koordQos != KoordQos::kLSE && pod.koordQos != KoordQos::kLSR &&
+         pod.koordQos != KoordQos::kBE;
+}
+
 const char* toString(SharePoolState s) {
   switch (s) {
     case SharePoolState::kUnknown:
@@ -207,7 +208,9 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
   out.nodeState = sharePoolState(snap, nodeConfig.sharePoolThresholdPercent);
 
   for (const PodView& pv : snap.pods) {
-    if (pv.pod == nullptr || !burstable(*pv.pod) || !pv.pod->active()) continue;
+    if (pv.pod == nullptr || !burstEligible(*pv.pod, !pv.pinnedCpus.empty()) || !pv.pod->active()) {
+      continue;
+    }
     const CpuBurstConfig config = podConfig(*pv.pod, nodeConfig, out.errors);
     const size_t podFirstMetric = out.metrics.size();
 
@@ -216,7 +219,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
     int64_t podBurst = 0;
     for (const ContainerView& cv : pv.containers) {
       if (!writable(cv)) continue;
-      int64_t burst = staticBurstUs(*cv.container, config);
+      int64_t burst = staticBurstUs(cv.container->limits, config);
       podBurst += burst;
       out.writes.push_back(write(cv.dir, Knob::kCpuBurst, burst));
       metricFor(out, podFirstMetric, pv, cv).burstUs = burst;

@@ -16,8 +16,10 @@
 // Policies without it reset the quota to base.
 //
 // Owns: cpu.cfs_burst_us and cpu.cfs_quota_us of pod and container dirs of
-// eligible pods (raw QoS label not LSE/LSR/BE, phase Pending or Running); owner
-// "cpu-burst". CPU suppress owns the besteffort dir and BE pods, so they never meet.
+// eligible pods (raw QoS label not LSE/LSR/BE, phase Pending or Running, and no
+// scheduling.koordinator.sh/resource-status cpuset); owner "cpu-burst". CPU
+// suppress owns the besteffort dir and BE pods, the runtime hooks (hook_reconcile.h)
+// the quota of pods with a resource-status cpuset, so they never meet.
 #pragma once
 
 #include <chrono>
@@ -35,6 +37,16 @@
 namespace koord {
 
 inline constexpr const char* kOwnerCpuBurst = "cpu-burst";
+
+// The static burst of one container, µs: limit × cpuBurstPercent% × 100000 / 1000,
+// evaluated in floating point in koordlet's order; 0 when the policy does not burst
+// CPU or the container has no CPU limit. Shared with the CPUBurst runtime hook
+// (runtime_hooks.h), so NRI and this strategy give a container the same value.
+int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config);
+
+// Whether CPU burst acts on the pod at all (raw QoS label not LSE/LSR/BE; a pod
+// whose scheduler-assigned cpuset is non-empty is not, see above).
+bool burstEligible(const Pod& pod, bool pinned);
 
 enum class SharePoolState { kUnknown, kIdle, kCooling, kOverload };
 const char* toString(SharePoolState s);

@@ -1,1 +1,60 @@
 #include "qos/hook_reconcile.h"
+
+#include <algorithm>
+
+namespace koord {
+namespace {
+
+// CPU suppress owns the cpuset.cpus of BE pods (by QoS with default, or kube
+// BestEffort): the reconciler leaves it to suppress, even for a pinned pod.
+bool suppressOwnsCpuset(const PodView& pv) {
+  return pv.qos == KoordQos::kBE || pv.pod->kubeQos == KubeQos::kBestEffort;
+}
+
+void emit(std::vector<CgroupWrite>& out, const std::string& dir, const HookIntent& intent,
+          bool cpusetAllowed) {
+  auto add = [&](Knob knob, KnobValue v) {
+    out.push_back(CgroupWrite{dir, knob, std::move(v), kOwnerRuntimeHooks});
+  };
+  if (intent.cpuShares) add(Knob::kCpuShares, KnobValue::of(*intent.cpuShares));
+  if (intent.cfsQuota) add(Knob::kCpuQuota, KnobValue::of(*intent.cfsQuota));
+  if (intent.memoryLimit) add(Knob::kMemoryLimit, KnobValue::of(*intent.memoryLimit));
+  if (cpusetAllowed && intent.cpuset && !intent.cpuset->empty()) {
+    // The hook rendered it as the kernel prints a list (so the parser's newline).
+    auto cpus = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *intent.cpuset + "\n");
+    if (cpus) add(Knob::kCpusetCpus, std::move(*cpus));
+  }
+}
+
+}  // namespace
+
+HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx) {
+  HookReconcileResult out;
+  for (const PodView& pv : snap.pods) {
+    if (pv.pod == nullptr || !pv.pod->active() || pv.dir.empty()) continue;
+    auto hp = hookPodFromKubelet(*pv.pod);
+    if (!hp) {
+      out.errors.push_back(hp.error().message);
+      continue;
+    }
+    if (skipHooks(*hp)) continue;
+    const bool cpusetAllowed = !suppressOwnsCpuset(pv);
+    emit(out.writes, pv.dir, podIntent(*hp, ctx, &out.errors), cpusetAllowed);
+    for (const ContainerView& cv : pv.containers) {
+      if (cv.dir.empty() || cv.container == nullptr || cv.container->init) continue;
+      const HookContainer* hc = hp->container(cv.container->name);
+      if (hc == nullptr) continue;
+      std::vector<std::string> errors;
+      emit(out.writes, cv.dir, containerIntent(*hp, *hc, ctx, &errors), cpusetAllowed);
+      // The same annotation fails for every container: one line per problem.
+      for (std::string& e : errors) {
+        if (std::find(out.errors.begin(), out.errors.end(), e) == out.errors.end()) {
+          out.errors.push_back(std::move(e));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace koord

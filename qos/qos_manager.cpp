@@ -53,7 +53,29 @@ QosManager::QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology
       executor_(&executor),
       clock_(&clock),
       burst_(burstSeed),
-      memory_(layout_) {}
+      memory_(layout_),
+      memoryQosKernel_(memoryQosSupported(executor.support())) {}
+
+HookContext QosManager::hookContext(const NodeSloSpec& spec) const {
+  HookContext ctx;
+  ctx.spec = &spec;
+  ctx.batchResource = config_.batchResourceGate;
+  ctx.cpusetAllocator = config_.cpusetAllocatorGate;
+  ctx.resctrl = config_.resctrlGate && resctrlReady_;
+  ctx.cpuBurst =
+      config_.burstGate && config_.burstInterval.count() > 0 &&
+      (layout_.version() != CgroupVersion::kV2 || executor_->support().has(Knob::kCpuBurst));
+  ctx.memoryQos = config_.memoryGate && config_.memoryInterval.count() > 0 && memoryQosKernel_;
+  ctx.version = layout_.version();
+  ctx.disableUnsetCpuQuota = config_.disableUnsetCpuQuota;
+  // koordlet: forced -1 while suppress runs with policy cfsQuota (gate and NodeSLO).
+  ctx.suppressCfsQuota = config_.suppressGate && config_.suppressInterval.count() > 0 &&
+                         spec.threshold.enable &&
+                         spec.threshold.cpuSuppressPolicy == CpuSuppressPolicy::kCfsQuota;
+  ctx.nodeAllocatableMemory = config_.nodeAllocatableMemory;
+  ctx.pageSize = config_.pageSize;
+  return ctx;
+}
 
 bool QosManager::due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
                      Clock::Monotonic now) const {
@@ -161,7 +183,9 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
   // A gate that is off costs nothing: no snapshot for it, no reset (koordlet leaves
   // the knobs as they are when CgroupReconcile is off).
   const bool runMemory = config_.memoryGate && due(lastMemory_, config_.memoryInterval, now);
-  if (!runSuppress && !runBurst && !runMemory) return round;
+  const bool runHooks = (config_.batchResourceGate || config_.cpusetAllocatorGate) &&
+                        due(lastHooks_, config_.hooksInterval, now);
+  if (!runSuppress && !runBurst && !runMemory && !runHooks) return round;
 
   const QosSnapshot snap = snapshot(pods, cache);
   if (runSuppress) {
@@ -191,6 +215,12 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
     round.memory = memory_.run(snap, spec.qos, options);
     round.writes += executor_->apply(round.memory->writes);
     round.memorySeconds = secondsSince(*clock_, start);
+  }
+  if (runHooks) {
+    const auto start = clock_->now();
+    round.hooks = reconcileHooks(snap, hookContext(spec));
+    round.writes += executor_->apply(round.hooks->writes);
+    round.hooksSeconds = secondsSince(*clock_, start);
   }
   return round;
 }

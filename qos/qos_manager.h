@@ -13,13 +13,18 @@
 // One owner per knob per cgroup, so two strategies can never fight over a value:
 //   cpu-suppress  besteffort dir: cpu.cfs_quota_us, cpuset.cpus;
 //                 BE pod and container dirs: cpuset.cpus
-//   cpu-burst     pod and container dirs of pods that are not LSE/LSR/BE:
-//                 cpu.cfs_burst_us, cpu.cfs_quota_us
+//   cpu-burst     pod and container dirs of pods that are not LSE/LSR/BE and have
+//                 no resource-status cpuset: cpu.cfs_burst_us, cpu.cfs_quota_us
+//   runtime-hooks pod and container dirs of raw-QoS BE pods: cpu.shares,
+//                 cpu.cfs_quota_us, memory limit; of pods with a resource-status
+//                 cpuset: cpu.cfs_quota_us and (not BE / kube BestEffort) the
+//                 containers' cpuset.cpus (hook_reconcile.h)
 //   memory-qos    kube-QoS, pod and container dirs: memory.min, memory.low,
 //                 memory.high, the wmark/priority/oom knobs and (opt-in, v1 without
 //                 memory.low) BE's memory.soft_limit_in_bytes
-// The sets are disjoint by construction (BE pods and the besteffort dir belong to
-// suppress, every other pod to burst); the executor refuses a second owner, so a
+// The sets are disjoint by construction (the besteffort dir and BE pods' cpusets
+// belong to suppress, BE pods' and pinned pods' quotas to the hooks, every other
+// pod's quota to burst); the executor refuses a second owner, so a
 // future overlap shows as refused writes, not as a tug of war.
 #pragma once
 
@@ -37,6 +42,7 @@
 #include "metrics/metric_cache.h"
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
+#include "qos/hook_reconcile.h"
 #include "qos/memory_qos.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
@@ -60,6 +66,13 @@ struct QosManagerConfig {
   bool memorySoftLimitFallback = false;  // --memory-qos-v1-soft-limit
   NodeReservation reservation;
   CpuManagerPolicy cpuManagerPolicy = CpuManagerPolicy::kNone;
+  // Runtime hooks reconciler (hook_reconcile.h). koordlet reconciles on every pods
+  // sync and a 10 s timer; here on its own interval, like the other strategies.
+  std::chrono::nanoseconds hooksInterval = std::chrono::seconds(1);
+  bool batchResourceGate = true;      // BatchResource
+  bool cpusetAllocatorGate = true;    // CPUSetAllocator
+  bool resctrlGate = true;            // RdtResctrl (and resctrl ready: setResctrlReady)
+  bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
 };
 
 struct QosRound {
@@ -69,6 +82,8 @@ struct QosRound {
   std::optional<double> burstSeconds;
   std::optional<MemoryQosResult> memory;  // set when memory QoS ran this round
   std::optional<double> memorySeconds;
+  std::optional<HookReconcileResult> hooks;  // set when the hooks reconciler ran
+  std::optional<double> hooksSeconds;
   ExecutorStats writes;  // what the executor did with this round's writes
 };
 
@@ -88,6 +103,15 @@ class QosManager {
   // MemTotal from the node collector when no --node-allocatable-memory was given.
   void setNodeAllocatableMemory(int64_t bytes) { config_.nodeAllocatableMemory = bytes; }
 
+  // What the runtime hooks decide from, for this manager's reconciler and for the
+  // NRI plugin (the agent publishes the same context in its HookState, so both
+  // compute the same values). spec must outlive the context.
+  HookContext hookContext(const NodeSloSpec& spec) const;
+  // Resctrl detected and mounted (the resctrl manager knows; default false).
+  void setResctrlReady(bool ready) { resctrlReady_ = ready; }
+  // Whether the kernel has memory.min/low/high; defaults to the executor's probe.
+  void setMemoryQosSupported(bool supported) { memoryQosKernel_ = supported; }
+
  private:
   bool due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
            Clock::Monotonic now) const;
@@ -106,6 +130,9 @@ class QosManager {
   std::optional<Clock::Monotonic> lastSuppress_;
   std::optional<Clock::Monotonic> lastBurst_;
   std::optional<Clock::Monotonic> lastMemory_;
+  std::optional<Clock::Monotonic> lastHooks_;
+  bool resctrlReady_ = false;
+  bool memoryQosKernel_ = false;
   // resource-status annotation text -> its CPUs, per pod uid (the pod list changes
   // every sync, the annotation almost never; parse once).
   mutable std::map<std::string, std::pair<std::string, std::vector<int>>> pinned_;

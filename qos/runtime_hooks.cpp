@@ -1,1 +1,427 @@
 #include "qos/runtime_hooks.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "qos/cpu_burst.h"
+#include "qos/memory_qos.h"
+#include "qos/snapshot.h"
+
+namespace koord {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kResourceStatusAnnotation = "scheduling.koordinator.sh/resource-status";
+constexpr const char* kResctrlAnnotation = "node.koordinator.sh/resctrl";
+constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
+constexpr const char* kBatchCpu = "kubernetes.io/batch-cpu";
+constexpr const char* kBatchMemory = "kubernetes.io/batch-memory";
+constexpr int64_t kMinShares = 2;
+constexpr int64_t kMaxShares = 262144;
+constexpr int64_t kCfsPeriodUs = 100000;
+constexpr int64_t kMinQuotaUs = 1000;
+
+std::string podName(const HookPod& pod) { return pod.ns + "/" + pod.name; }
+
+Error hookError(const HookPod& pod, HookName hook, const std::string& what) {
+  return makeError("pod " + podName(pod) + ": hook " + toString(hook) + ": " + what);
+}
+
+const char* typeName(const Json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_number()) return "a number";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  return "null";
+}
+
+// A resource.Quantity in JSON (string or bare number), in plain units: batch-cpu's
+// value is already milli-cores, batch-memory's bytes.
+Result<int64_t> quantity(const Json& v, const std::string& field) {
+  std::string text;
+  if (v.is_string()) {
+    text = v.get<std::string>();
+  } else if (v.is_number_integer()) {
+    text = v.dump();
+  } else if (v.is_number_float()) {
+    text = v.dump();
+  } else {
+    return makeError(field + ": expected a quantity string, got " + typeName(v));
+  }
+  auto q = parseQuantity(text);
+  if (!q) return makeError(field + ": " + q.error().message);
+  return *q;
+}
+
+Status readList(const Json& obj, const std::string& field, ResourceList& out) {
+  if (obj.is_null()) return Ok{};
+  if (!obj.is_object()) return makeError(field + ": expected an object, got " + typeName(obj));
+  for (const auto& [name, value] : obj.items()) {
+    if (value.is_null()) continue;
+    auto q = quantity(value, field + "." + name);
+    if (!q) return q.error();
+    if (name == kBatchCpu) out.batchCpuMilli = *q;
+    if (name == kBatchMemory) out.batchMemoryBytes = *q;
+  }
+  return Ok{};
+}
+
+// The -1-on-any-missing sum koordlet uses for pod limits.
+int64_t sumOrUnlimited(const std::vector<int64_t>& values) {
+  int64_t sum = 0;
+  for (int64_t v : values) {
+    if (v <= 0) return -1;
+    sum += v;
+  }
+  return sum;
+}
+
+// milli × 100 µs (period 100 ms), at least 1000 µs; -1 without a limit.
+int64_t milliCpuToQuota(int64_t milli) {
+  if (milli <= 0) return -1;
+  return std::max(milli * kCfsPeriodUs / 1000, kMinQuotaUs);
+}
+
+bool isRawBe(const HookPod& pod) { return pod.rawQos == KoordQos::kBE; }
+
+bool hasBatch(const ResourceList& r) { return r.batchCpuMilli || r.batchMemoryBytes; }
+
+// koordlet acts on BE pods "with extended resources": a BE-labelled pod that carries
+// none (ordinary cpu/memory) keeps what the kubelet gave it, rather than losing its
+// memory limit to -1.
+bool carriesBatch(const HookPod& pod) {
+  return std::any_of(pod.containers.begin(), pod.containers.end(), [](const HookContainer& c) {
+    return hasBatch(c.requests) || hasBatch(c.limits);
+  });
+}
+
+// --- BatchResource (§4.9) ---
+Status batchResource(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+                     HookIntent& out) {
+  if (!ctx.batchResource || !isRawBe(pod)) return Ok{};
+  if (!pod.extendedResourceError.empty()) return makeError(pod.extendedResourceError);
+  if (!carriesBatch(pod)) return Ok{};
+  if (container != nullptr) {
+    out.cpuShares = milliCpuToShares(container->requests.batchCpuMilli.value_or(0));
+    out.cfsQuota =
+        ctx.suppressCfsQuota ? -1 : milliCpuToQuota(container->limits.batchCpuMilli.value_or(-1));
+    const int64_t mem = container->limits.batchMemoryBytes.value_or(-1);
+    out.memoryLimit = mem > 0 ? mem : -1;
+    return Ok{};
+  }
+  int64_t requestMilli = 0;
+  std::vector<int64_t> cpuLimits, memLimits;
+  for (const HookContainer& c : pod.containers) {
+    requestMilli += std::max<int64_t>(c.requests.batchCpuMilli.value_or(0), 0);
+    cpuLimits.push_back(c.limits.batchCpuMilli.value_or(-1));
+    memLimits.push_back(c.limits.batchMemoryBytes.value_or(-1));
+  }
+  out.cpuShares = milliCpuToShares(requestMilli);
+  out.cfsQuota = ctx.suppressCfsQuota ? -1 : milliCpuToQuota(sumOrUnlimited(cpuLimits));
+  out.memoryLimit = sumOrUnlimited(memLimits);
+  return Ok{};
+}
+
+// --- CPUSetAllocator (§4.10, rules 1 and 5) ---
+Status cpusetAllocator(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+                       HookIntent& out) {
+  if (!ctx.cpusetAllocator) return Ok{};
+  std::vector<int> cpus;
+  if (auto it = pod.annotations.find(kResourceStatusAnnotation); it != pod.annotations.end()) {
+    auto parsed = parseResourceStatusCpuset(it->second);
+    if (!parsed) return parsed.error();
+    cpus = std::move(*parsed);
+  }
+  if (!cpus.empty()) {
+    if (!ctx.disableUnsetCpuQuota) out.cfsQuota = -1;
+    if (container != nullptr) {
+      out.cpuset = renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, KnobValue::ofCpus(cpus));
+    }
+    return Ok{};
+  }
+  // Kube BestEffort: cleared, CPU suppress decides where BE runs.
+  if (container != nullptr && pod.kubeQos == KubeQos::kBestEffort) out.cpuset = "";
+  return Ok{};
+}
+
+// --- Resctrl (§4.7): the class group of the container ---
+Status resctrl(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+               HookIntent& out) {
+  if (!ctx.resctrl || ctx.spec == nullptr || container == nullptr) return Ok{};
+  if (pod.annotations.contains(kResctrlAnnotation)) return Ok{};  // per-pod group: not ours
+  const ResourceQosStrategy& q = ctx.spec->qos;
+  switch (pod.qosWithDefault()) {
+    case KoordQos::kLSE:
+    case KoordQos::kLSR:
+      if (q.lsr.resctrl.enable) out.rdtClass = "LSR";
+      break;
+    case KoordQos::kLS:
+      if (q.ls.resctrl.enable) out.rdtClass = "LS";
+      break;
+    case KoordQos::kBE:
+      if (q.be.resctrl.enable) out.rdtClass = "BE";
+      break;
+    case KoordQos::kSystem:
+    case KoordQos::kNone:
+      break;  // no SYSTEM group: stays in the root group
+  }
+  return Ok{};
+}
+
+// --- CPUBurst (§4.2, static part, v2 unified) ---
+Status cpuBurst(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+                HookIntent& out) {
+  if (!ctx.cpuBurst || ctx.spec == nullptr || container == nullptr ||
+      ctx.version != CgroupVersion::kV2) {
+    return Ok{};
+  }
+  Pod probe;  // burstEligible reads the raw label only
+  probe.koordQos = pod.rawQos;
+  bool pinned = false;
+  if (auto it = pod.annotations.find(kResourceStatusAnnotation); it != pod.annotations.end()) {
+    auto cpus = parseResourceStatusCpuset(it->second);
+    pinned = cpus && !cpus->empty();
+  }
+  if (!burstEligible(probe, pinned)) return Ok{};
+  CpuBurstConfig config = ctx.spec->cpuBurst;
+  if (auto it = pod.annotations.find(kCpuBurstAnnotation); it != pod.annotations.end()) {
+    auto merged = mergeCpuBurstAnnotation(config, it->second);
+    if (!merged) return merged.error();
+    config = *merged;
+  }
+  const int64_t burst = staticBurstUs(container->limits, config);
+  if (burst > 0) {
+    out.unified["cpu.max.burst"] =
+        renderKnob(Knob::kCpuBurst, CgroupVersion::kV2, KnobValue::of(burst));
+  }
+  return Ok{};
+}
+
+// --- MemoryQoS (§4.3, v2 unified): the strategy's own container writes ---
+Status memoryQos(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+                 HookIntent& out) {
+  if (!ctx.memoryQos || ctx.spec == nullptr || container == nullptr || pod.kubelet == nullptr ||
+      ctx.version != CgroupVersion::kV2) {
+    return Ok{};
+  }
+  const Pod& kube = *pod.kubelet;
+  auto c = std::find_if(kube.containers.begin(), kube.containers.end(),
+                        [&](const Container& k) { return k.name == container->name; });
+  if (c == kube.containers.end()) return Ok{};
+  // A one-pod snapshot with placeholder dirs: the container's writes are the ones
+  // to the placeholder container dir.
+  constexpr const char* kPodDir = "hook-pod";
+  constexpr const char* kContainerDir = "hook-pod/hook-container";
+  QosSnapshot snap;
+  PodView view;
+  view.pod = &kube;
+  view.qos = kube.qosWithDefault();
+  view.dir = kPodDir;
+  ContainerView cv;
+  cv.container = &*c;
+  cv.dir = kContainerDir;
+  view.containers.push_back(cv);
+  snap.pods.push_back(std::move(view));
+  MemoryQosOptions options;
+  options.enabled = true;
+  options.pageSize = ctx.pageSize;
+  options.nodeAllocatableMemory = ctx.nodeAllocatableMemory;
+  options.support = KnobSupport();  // min/low/high only: the unified files we set
+  options.support.set(Knob::kMemoryMin, true);
+  options.support.set(Knob::kMemoryLow, true);
+  options.support.set(Knob::kMemoryHigh, true);
+  const MemoryQosStrategy strategy(CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs));
+  const MemoryQosResult result = strategy.run(snap, ctx.spec->qos, options);
+  for (const CgroupWrite& w : result.writes) {
+    if (w.dir != kContainerDir) continue;
+    out.unified[knobSpec(w.knob).v2File] = renderKnob(w.knob, CgroupVersion::kV2, w.value);
+  }
+  return Ok{};
+}
+
+void mergeInto(HookIntent& to, HookIntent&& from) {
+  if (from.cpuShares) to.cpuShares = from.cpuShares;
+  if (from.cfsQuota) to.cfsQuota = from.cfsQuota;
+  if (from.memoryLimit) to.memoryLimit = from.memoryLimit;
+  if (from.cpuset) to.cpuset = std::move(from.cpuset);
+  if (from.rdtClass) to.rdtClass = std::move(from.rdtClass);
+  for (auto& [k, v] : from.unified) to.unified[k] = std::move(v);
+}
+
+HookIntent runAll(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+                  std::vector<std::string>* errors) {
+  HookIntent intent;
+  if (skipHooks(pod)) return intent;
+  for (HookName hook : kAllHooks) {
+    Status s = runHook(hook, pod, container, ctx, intent);
+    if (!s && errors != nullptr) errors->push_back(s.error().message);
+  }
+  return intent;
+}
+
+}  // namespace
+
+int64_t milliCpuToShares(int64_t milli) {
+  if (milli <= 0) return kMinShares;
+  // Overflow-safe for any milli a quantity can hold.
+  if (milli > kMaxShares * 1000 / 1024 + 1) return kMaxShares;
+  return std::clamp(milli * 1024 / 1000, kMinShares, kMaxShares);
+}
+
+Result<std::map<std::string, ExtendedResources>> parseExtendedResourceSpec(std::string_view json) {
+  const std::string where = std::string("annotation ") + kExtendedResourceSpecAnnotation + ": ";
+  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return makeError(where + "not valid JSON");
+  std::map<std::string, ExtendedResources> out;
+  if (doc.is_null()) return out;
+  if (!doc.is_object()) return makeError(where + "expected an object, got " + typeName(doc));
+  auto containers = doc.find("containers");
+  if (containers == doc.end() || containers->is_null()) return out;
+  if (!containers->is_object()) {
+    return makeError(where + "containers: expected an object, got " + typeName(*containers));
+  }
+  for (const auto& [name, spec] : containers->items()) {
+    const std::string field = "containers." + name;
+    if (spec.is_null()) continue;
+    if (!spec.is_object()) {
+      return makeError(where + field + ": expected an object, got " + typeName(spec));
+    }
+    ExtendedResources res;
+    if (auto r = spec.find("requests"); r != spec.end()) {
+      if (auto s = readList(*r, field + ".requests", res.requests); !s) {
+        return makeError(where + s.error().message);
+      }
+    }
+    if (auto l = spec.find("limits"); l != spec.end()) {
+      if (auto s = readList(*l, field + ".limits", res.limits); !s) {
+        return makeError(where + s.error().message);
+      }
+    }
+    out[name] = res;
+  }
+  return out;
+}
+
+const HookContainer* HookPod::container(std::string_view n) const {
+  for (const HookContainer& c : containers) {
+    if (c.name == n) return &c;
+  }
+  return nullptr;
+}
+
+KoordQos HookPod::qosWithDefault() const {
+  if (rawQos != KoordQos::kNone) return rawQos;
+  switch (kubeQos) {
+    case KubeQos::kGuaranteed:
+      return KoordQos::kLSR;
+    case KubeQos::kBurstable:
+      return KoordQos::kLS;
+    case KubeQos::kBestEffort:
+      return KoordQos::kBE;
+  }
+  return KoordQos::kBE;
+}
+
+void mergeExtendedResourceSpec(HookPod& pod) {
+  auto it = pod.annotations.find(kExtendedResourceSpecAnnotation);
+  if (it == pod.annotations.end()) return;
+  auto spec = parseExtendedResourceSpec(it->second);
+  if (!spec) {
+    pod.extendedResourceError = spec.error().message;
+    return;
+  }
+  auto fill = [](std::optional<int64_t>& to, const std::optional<int64_t>& from) {
+    if (!to && from) to = from;
+  };
+  for (HookContainer& c : pod.containers) {
+    auto e = spec->find(c.name);
+    if (e == spec->end()) continue;
+    fill(c.requests.batchCpuMilli, e->second.requests.batchCpuMilli);
+    fill(c.requests.batchMemoryBytes, e->second.requests.batchMemoryBytes);
+    fill(c.limits.batchCpuMilli, e->second.limits.batchCpuMilli);
+    fill(c.limits.batchMemoryBytes, e->second.limits.batchMemoryBytes);
+  }
+}
+
+Result<HookPod> hookPodFromKubelet(const Pod& pod) {
+  HookPod out;
+  out.uid = pod.uid;
+  out.ns = pod.ns;
+  out.name = pod.name;
+  out.labels = pod.labels;
+  out.annotations = pod.annotations;
+  out.kubeQos = pod.kubeQos;
+  out.rawQos = pod.koordQos;
+  out.kubelet = &pod;
+  out.containers.reserve(pod.containers.size());
+  for (const Container& c : pod.containers) {
+    out.containers.push_back(HookContainer{c.name, c.id, c.requests, c.limits});
+  }
+  mergeExtendedResourceSpec(out);
+  return out;
+}
+
+bool HookIntent::empty() const {
+  return !cpuShares && !cfsQuota && !memoryLimit && !cpuset && !rdtClass && unified.empty();
+}
+
+const char* toString(HookName h) {
+  switch (h) {
+    case HookName::kBatchResource:
+      return "BatchResource";
+    case HookName::kCpusetAllocator:
+      return "CPUSetAllocator";
+    case HookName::kResctrl:
+      return "Resctrl";
+    case HookName::kCpuBurst:
+      return "CPUBurst";
+    case HookName::kMemoryQos:
+      return "MemoryQoS";
+  }
+  return "unknown";
+}
+
+bool skipHooks(const HookPod& pod) {
+  auto it = pod.labels.find(kSkipHookServerLabel);
+  return it != pod.labels.end() && it->second == "true";
+}
+
+Status runHook(HookName hook, const HookPod& pod, const HookContainer* container,
+               const HookContext& ctx, HookIntent& intent) {
+  // Computed apart and merged on success, so a failing hook adds nothing.
+  HookIntent part;
+  Status s = Ok{};
+  switch (hook) {
+    case HookName::kBatchResource:
+      s = batchResource(pod, container, ctx, part);
+      break;
+    case HookName::kCpusetAllocator:
+      s = cpusetAllocator(pod, container, ctx, part);
+      break;
+    case HookName::kResctrl:
+      s = resctrl(pod, container, ctx, part);
+      break;
+    case HookName::kCpuBurst:
+      s = cpuBurst(pod, container, ctx, part);
+      break;
+    case HookName::kMemoryQos:
+      s = memoryQos(pod, container, ctx, part);
+      break;
+  }
+  if (!s) return hookError(pod, hook, s.error().message);
+  mergeInto(intent, std::move(part));
+  return Ok{};
+}
+
+HookIntent podIntent(const HookPod& pod, const HookContext& ctx, std::vector<std::string>* errors) {
+  return runAll(pod, nullptr, ctx, errors);
+}
+
+HookIntent containerIntent(const HookPod& pod, const HookContainer& container,
+                           const HookContext& ctx, std::vector<std::string>* errors) {
+  return runAll(pod, &container, ctx, errors);
+}
+
+}  // namespace koord

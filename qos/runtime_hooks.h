@@ -9,12 +9,13 @@
 //     cgroup writes every reconcile interval, for what NRI missed.
 //
 // Hooks (koordlet's names, reference koordlet.md §4.7, §4.9, §4.10, §7.3):
-//   BatchResource    raw QoS BE pods: cpu.shares from Σ kubernetes.io/batch-cpu
-//                    requests (milli × 1024 / 1000, clamped 2..262144), cfs quota
-//                    from batch-cpu limits (× 100 µs; any container without one:
-//                    -1; -1 while CPU suppress runs with policy cfsQuota), memory
-//                    limit from kubernetes.io/batch-memory limits (missing: -1). Pod
-//                    level: the sums; container level: its own.
+//   BatchResource    raw QoS BE pods with batch resources (spec or annotation;
+//                    without any the kubelet's values stay): cpu.shares from Σ
+//                    kubernetes.io/batch-cpu requests (milli × 1024 / 1000, clamped 2..262144), cfs
+//                    quota from batch-cpu limits (× 100 µs; any container without one: -1; -1 while
+//                    CPU suppress runs with policy cfsQuota), memory limit from
+//                    kubernetes.io/batch-memory limits (missing: -1). Pod level: the sums;
+//                    container level: its own.
 //   CPUSetAllocator  scheduling.koordinator.sh/resource-status {"cpuset": "..."}
 //                    non-empty: that cpuset on the container, and cfs quota -1 on
 //                    pod and container unless --disable-unset-cpu-quota. Kube
@@ -23,10 +24,18 @@
 //                    when that class's resctrlQOS is enabled and resctrl is ready;
 //                    not for pods annotated node.koordinator.sh/resctrl.
 //   CPUBurst         (cgroup v2 only, as the unified map) cpu.max.burst from the
-//                    static burst of the pod's cpuBurst config, eligible pods only.
+//                    static burst of the pod's cpuBurst config (cpu_burst.h's own
+//                    staticBurstUs), eligible pods only, and only when > 0 (a new
+//                    container starts at 0; the strategy resets it later if needed).
 //   MemoryQoS        (cgroup v2 only, unified) the container's memory.min/low/high,
-//                    computed by the memory QoS strategy itself.
+//                    computed by the memory QoS strategy itself on a one-pod
+//                    snapshot; needs the kubelet's pod (HookPod::kubelet), else skipped.
 // Pods labelled runtimeproxy.koordinator.sh/skip-hookserver=true get nothing.
+//
+// Departures: CPUSetAllocator knows no share pools (no NodeResourceTopology here), so
+// LS and unpinned pods get no cpuset change; cfs quotas are at least 1000 µs (the
+// kernel refuses less; kubelet's MilliCPUToQuota does the same); the CPU
+// normalization ratio is not applied.
 #pragma once
 
 #include <map>
@@ -68,6 +77,14 @@ struct HookPod {
   std::vector<HookContainer> containers;
   // The kubelet's pod when known (memory QoS needs its spec).
   const Pod* kubelet = nullptr;
+  // Why the extended-resource-spec annotation is bad (naming the annotation and
+  // field), "" if fine: the BatchResource hook reports it, with the pod, and only
+  // that hook loses its fields.
+  std::string extendedResourceError;
+
+  const HookContainer* container(std::string_view name) const;
+  // The label, else the kube QoS default (Guaranteed->LSR, Burstable->LS, BestEffort->BE).
+  KoordQos qosWithDefault() const;
 };
 
 // The per-container batch requests/limits of the extended-resource-spec
@@ -79,8 +96,17 @@ struct ExtendedResources {
 Result<std::map<std::string, ExtendedResources>> parseExtendedResourceSpec(std::string_view json);
 
 // Batch resources from the container spec, else from the annotation (spec
-// preferred, as koordlet's reconciler). Errors (bad annotation) name the pod.
+// preferred per field, as koordlet's reconciler). A bad annotation does not fail the
+// pod: it is kept in extendedResourceError for the BatchResource hook. Init
+// containers are not hook containers.
 Result<HookPod> hookPodFromKubelet(const Pod& pod);
+
+// The annotation's batch values filling what `containers` lack (spec values win);
+// a bad annotation sets pod.extendedResourceError.
+void mergeExtendedResourceSpec(HookPod& pod);
+
+// koordlet's MilliCPUToShares: milli × 1024 / 1000, clamped to 2..262144.
+int64_t milliCpuToShares(int64_t milli);
 
 // The agent state every hook decides from.
 struct HookContext {
@@ -88,7 +114,7 @@ struct HookContext {
   bool batchResource = true;    // gate BatchResource
   bool cpusetAllocator = true;  // gate CPUSetAllocator
   bool resctrl = false;         // gate RdtResctrl and resctrl detected ready
-  bool cpuBurst = true;         // gate CPUBurst
+  bool cpuBurst = true;         // gate CPUBurst (and, v2, the kernel has cpu.max.burst)
   bool memoryQos = false;       // gate CgroupReconcile and the kernel has memory.min/low/high
   CgroupVersion version = CgroupVersion::kV1;
   bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
@@ -99,20 +125,25 @@ struct HookContext {
 
 // What the hooks want; unset fields are left alone.
 struct HookIntent {
-  std::optional<int64_t> cpuShares;    // cgroup v1 shares (the runtime converts on v2)
-  std::optional<int64_t> cfsQuota;     // µs, -1 unlimited
-  std::optional<int64_t> memoryLimit;  // bytes, -1 unlimited
-  std::optional<std::string> cpuset;   // "" clears (NRI only; the reconciler skips "")
-  std::optional<std::string> rdtClass; // "LSR", "LS", "BE"
+  std::optional<int64_t> cpuShares;            // cgroup v1 shares (the runtime converts on v2)
+  std::optional<int64_t> cfsQuota;             // µs, -1 unlimited
+  std::optional<int64_t> memoryLimit;          // bytes, -1 unlimited
+  std::optional<std::string> cpuset;           // "" clears (NRI only; the reconciler skips "")
+  std::optional<std::string> rdtClass;         // "LSR", "LS", "BE"
   std::map<std::string, std::string> unified;  // v2 file -> value
   bool empty() const;
 };
 
 enum class HookName { kBatchResource, kCpusetAllocator, kResctrl, kCpuBurst, kMemoryQos };
-const char* toString(HookName h);  // "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS"
+const char* toString(
+    HookName h);  // "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS"
 inline constexpr HookName kAllHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator,
                                          HookName::kResctrl, HookName::kCpuBurst,
                                          HookName::kMemoryQos};
+
+// The hooks koordlet runs at PreUpdateContainerResources (§7.3): a resize does not
+// touch the RDT class, burst or memory QoS, which stay as created.
+inline constexpr HookName kUpdateHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator};
 
 bool skipHooks(const HookPod& pod);  // the skip-hookserver label is "true"
 

@@ -1,1 +1,302 @@
+// The runtime hooks reconciler (qos/hook_reconcile.h): the intended writes for a
+// hand-built snapshot, then through the QoS manager on a temp cgroup v1 tree with
+// every strategy in the same round, to show no knob has two owners.
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "agent/read_file.h"
+#include "qos/hook_reconcile.h"
+#include "qos/qos_manager.h"
+#include "tests/support/temp_tree.h"
+
+using namespace koord;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int64_t kGi = 1024LL * 1024 * 1024;
+constexpr int64_t kMi = 1024LL * 1024;
+const CgroupLayout kLayout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+
+Container ctr(std::string name, std::string id) {
+  Container c;
+  c.name = std::move(name);
+  c.runtime = id.empty() ? "" : "containerd";
+  c.id = std::move(id);
+  return c;
+}
+
+Container batch(std::string name, std::string id, int64_t req, int64_t lim, int64_t mem) {
+  Container c = ctr(std::move(name), std::move(id));
+  c.requests.batchCpuMilli = req;
+  c.limits.batchCpuMilli = lim;
+  c.limits.batchMemoryBytes = mem;
+  return c;
+}
+
+Pod pod(std::string uid, KubeQos kube, KoordQos koord, std::vector<Container> cs) {
+  Pod p;
+  p.uid = uid;
+  p.ns = "default";
+  p.name = "pod-" + uid;
+  p.phase = "Running";
+  p.kubeQos = kube;
+  p.koordQos = koord;
+  if (koord == KoordQos::kBE) p.labels["koordinator.sh/qosClass"] = "BE";
+  if (koord == KoordQos::kLSR) p.labels["koordinator.sh/qosClass"] = "LSR";
+  if (koord == KoordQos::kLS) p.labels["koordinator.sh/qosClass"] = "LS";
+  p.containers = std::move(cs);
+  return p;
+}
+
+Container limited(std::string name, std::string id, int64_t cpuMilli) {
+  Container c = ctr(std::move(name), std::move(id));
+  c.requests.cpuMilli = cpuMilli;
+  c.limits.cpuMilli = cpuMilli;
+  c.requests.memoryBytes = 256 * kMi;
+  c.limits.memoryBytes = 256 * kMi;
+  return c;
+}
+
+// As QosManager::snapshot builds it, without a metric cache.
+QosSnapshot snapshotOf(const std::vector<Pod>& pods) {
+  QosSnapshot snap;
+  for (const Pod& p : pods) {
+    PodView v;
+    v.pod = &p;
+    v.qos = p.qosWithDefault();
+    v.dir = kLayout.podDir(p.kubeQos, p.uid);
+    if (auto it = p.annotations.find("scheduling.koordinator.sh/resource-status");
+        it != p.annotations.end()) {
+      auto cpus = parseResourceStatusCpuset(it->second);
+      if (cpus) v.pinnedCpus = *cpus;
+    }
+    for (const Container& c : p.containers) {
+      ContainerView cv;
+      cv.container = &c;
+      if (!c.id.empty()) {
+        cv.id = c.runtime + "://" + c.id;
+        cv.dir = *kLayout.containerDir(v.dir, c.runtime, c.id);
+      }
+      v.containers.push_back(cv);
+    }
+    snap.pods.push_back(v);
+  }
+  return snap;
+}
+
+std::vector<std::string> describe(const std::vector<CgroupWrite>& writes) {
+  std::vector<std::string> out;
+  for (const CgroupWrite& w : writes) {
+    out.push_back(w.dir + " " + knobSpec(w.knob).name + "=" +
+                  renderKnob(w.knob, CgroupVersion::kV1, w.value) + " [" + w.owner + "]");
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the reconciler writes each active pod's and created container's hook values",
+          "[hook-reconcile]") {
+  std::vector<Pod> pods;
+  pods.push_back(pod("be", KubeQos::kBestEffort, KoordQos::kBE,
+                     {batch("a", "ida", 1000, 2000, 2 * kGi), batch("b", "idb", 500, 1000, kGi),
+                      batch("c", "", 100, 100, 100 * kMi)}));
+  pods.push_back(pod("lsr", KubeQos::kGuaranteed, KoordQos::kLSR, {limited("app", "idl", 2000)}));
+  pods.back().annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":"2-3"})";
+  pods.push_back(pod("ls", KubeQos::kBurstable, KoordQos::kLS, {limited("app", "ids", 1000)}));
+  pods.push_back(
+      pod("done", KubeQos::kBestEffort, KoordQos::kBE, {batch("a", "idd", 1000, 2000, kGi)}));
+  pods.back().phase = "Succeeded";
+  pods.push_back(
+      pod("skip", KubeQos::kBestEffort, KoordQos::kBE, {batch("a", "idk", 1000, 2000, kGi)}));
+  pods.back().labels["runtimeproxy.koordinator.sh/skip-hookserver"] = "true";
+
+  const NodeSloSpec spec = defaultNodeSlo();
+  HookContext ctx;
+  ctx.spec = &spec;
+  const HookReconcileResult r = reconcileHooks(snapshotOf(pods), ctx);
+  CHECK(r.errors.empty());
+  CHECK(describe(r.writes) ==
+        std::vector<std::string>{
+            // Σ over a, b and c (c has no cgroup yet but is part of the pod).
+            "kubepods/besteffort/podbe cpu.shares=1638 [runtime-hooks]",
+            "kubepods/besteffort/podbe cpu.cfs_quota_us=310000 [runtime-hooks]",
+            "kubepods/besteffort/podbe memory.limit_in_bytes=3326083072 [runtime-hooks]",
+            "kubepods/besteffort/podbe/ida cpu.shares=1024 [runtime-hooks]",
+            "kubepods/besteffort/podbe/ida cpu.cfs_quota_us=200000 [runtime-hooks]",
+            "kubepods/besteffort/podbe/ida memory.limit_in_bytes=2147483648 [runtime-hooks]",
+            "kubepods/besteffort/podbe/idb cpu.shares=512 [runtime-hooks]",
+            "kubepods/besteffort/podbe/idb cpu.cfs_quota_us=100000 [runtime-hooks]",
+            "kubepods/besteffort/podbe/idb memory.limit_in_bytes=1073741824 [runtime-hooks]",
+            "kubepods/podlsr cpu.cfs_quota_us=-1 [runtime-hooks]",
+            "kubepods/podlsr/idl cpu.cfs_quota_us=-1 [runtime-hooks]",
+            "kubepods/podlsr/idl cpuset.cpus=2-3 [runtime-hooks]",
+        });
+}
+
+TEST_CASE("a bad annotation costs its pod only the BatchResource values, reported once",
+          "[hook-reconcile]") {
+  std::vector<Pod> pods;
+  pods.push_back(
+      pod("bad", KubeQos::kBestEffort, KoordQos::kBE, {ctr("a", "ida"), ctr("b", "idb")}));
+  pods.back().annotations["node.koordinator.sh/extended-resource-spec"] = "{nope";
+  pods.push_back(
+      pod("be", KubeQos::kBestEffort, KoordQos::kBE, {batch("a", "idc", 1000, 1000, kGi)}));
+  const NodeSloSpec spec = defaultNodeSlo();
+  HookContext ctx;
+  ctx.spec = &spec;
+  const HookReconcileResult r = reconcileHooks(snapshotOf(pods), ctx);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0] ==
+        "pod default/pod-bad: hook BatchResource: annotation "
+        "node.koordinator.sh/extended-resource-spec: not valid JSON");
+  CHECK(describe(r.writes).size() == 6);  // the good pod's pod and container triples
+}
+
+TEST_CASE("the gates turn the reconciler's hooks off", "[hook-reconcile]") {
+  std::vector<Pod> pods;
+  pods.push_back(
+      pod("be", KubeQos::kBestEffort, KoordQos::kBE, {batch("a", "ida", 1000, 2000, kGi)}));
+  pods.push_back(pod("lsr", KubeQos::kGuaranteed, KoordQos::kLSR, {limited("app", "idl", 2000)}));
+  pods.back().annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":"2-3"})";
+  const NodeSloSpec spec = defaultNodeSlo();
+  HookContext ctx;
+  ctx.spec = &spec;
+  ctx.batchResource = false;
+  ctx.cpusetAllocator = false;
+  CHECK(reconcileHooks(snapshotOf(pods), ctx).writes.empty());
+}
+
+namespace {
+
+std::string fileOf(const test::TempTree& tree, const std::string& rel) {
+  auto text = readFile(tree.path(rel));
+  REQUIRE(text.ok());
+  std::string s = *text;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+CpuTopology fourCpus() {
+  CpuTopology t;
+  for (int i = 0; i < 4; ++i) t.cpus.push_back(CpuInfo{i, i, 0, 0});
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("with suppress, burst, memory QoS and the hooks in one round no knob has two owners",
+          "[hook-reconcile]") {
+  test::TempTree tree;
+  ManualClock clock;
+  FailureLog failures{clock, std::chrono::minutes(10)};
+  std::vector<Pod> pods;
+  pods.push_back(
+      pod("be", KubeQos::kBestEffort, KoordQos::kBE, {batch("a", "ida", 1000, 2000, 2 * kGi)}));
+  pods.push_back(pod("pin", KubeQos::kBurstable, KoordQos::kLS, {limited("app", "idp", 2000)}));
+  pods.back().annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":"2-3"})";
+  pods.push_back(pod("ls", KubeQos::kBurstable, KoordQos::kNone, {limited("app", "ids", 2000)}));
+  std::vector<std::string> dirs = {"kubepods", kLayout.qosDir(KubeQos::kBurstable),
+                                   kLayout.qosDir(KubeQos::kBestEffort)};
+  for (const Pod& p : pods) {
+    const std::string podDir = kLayout.podDir(p.kubeQos, p.uid);
+    dirs.push_back(podDir);
+    dirs.push_back(*kLayout.containerDir(podDir, "containerd", p.containers[0].id));
+  }
+  for (const std::string& d : dirs) {
+    tree.write("cpu/" + d + "/cpu.shares", "1024\n");
+    tree.write("cpu/" + d + "/cpu.cfs_quota_us", "200000\n");
+    tree.write("cpu/" + d + "/cpu.cfs_period_us", "100000\n");
+    tree.write("cpu/" + d + "/cpu.cfs_burst_us", "0\n");
+    tree.write("cpuset/" + d + "/cpuset.cpus", "0-3\n");
+    tree.write("memory/" + d + "/memory.limit_in_bytes", "9223372036854771712\n");
+    tree.write("memory/" + d + "/memory.min", "0\n");
+    tree.write("memory/" + d + "/memory.low", "0\n");
+    tree.write("memory/" + d + "/memory.high", "max\n");
+  }
+  ExecutorConfig ec;
+  ec.cgroupRoot = tree.path();
+  Executor exec(ec, kLayout, KnobSupport::all(), clock, failures);
+  QosManagerConfig config;
+  config.memoryGate = true;
+  config.nodeAllocatableMemory = 8 * kGi;
+  QosManager manager(config, kLayout, fourCpus(), exec, clock, 1);
+  MetricCache cache({}, clock.now());
+  cache.append({MetricKind::kNodeCpuCores, "", ""}, clock.now(), 1.0);
+
+  NodeSloSpec spec = defaultNodeSlo();
+  spec.threshold.enable = true;
+  spec.threshold.cpuSuppressPolicy = CpuSuppressPolicy::kCfsQuota;
+  spec.cpuBurst.policy = CpuBurstPolicy::kAuto;
+  spec.qos.ls.memory.enable = true;
+  spec.qos.ls.memory.minLimitPercent = 100;
+  spec.qos.be.memory.enable = true;
+  spec.qos.be.memory.minLimitPercent = 100;
+
+  for (int round = 0; round < 2; ++round) {
+    QosRound r = manager.runDue(pods, cache, spec);
+    REQUIRE(r.suppress);
+    REQUIRE(r.burst);
+    REQUIRE(r.memory);
+    REQUIRE(r.hooks);
+    REQUIRE(r.hooksSeconds);
+    CHECK(r.hooks->errors.empty());
+    CHECK(r.writes.refused == 0);
+    clock.advance(1s);
+    cache.append({MetricKind::kNodeCpuCores, "", ""}, clock.now(), 1.0);
+  }
+  CHECK(exec.stats().refused == 0);
+
+  const std::string bePod = kLayout.podDir(KubeQos::kBestEffort, "be");
+  CHECK(fileOf(tree, "cpu/" + bePod + "/cpu.shares") == "1024");
+  CHECK(fileOf(tree, "cpu/" + bePod + "/cpu.cfs_quota_us") == "-1");  // suppress uses cfsQuota
+  CHECK(fileOf(tree, "memory/" + bePod + "/ida/memory.limit_in_bytes") == "2147483648");
+  CHECK(fileOf(tree, "memory/" + bePod + "/ida/memory.min") == "0");  // no batch-memory request
+  const std::string pinPod = kLayout.podDir(KubeQos::kBurstable, "pin");
+  CHECK(fileOf(tree, "cpuset/" + pinPod + "/idp/cpuset.cpus") == "2-3");
+  CHECK(fileOf(tree, "cpu/" + pinPod + "/idp/cpu.cfs_quota_us") == "-1");
+  CHECK(fileOf(tree, "cpu/" + pinPod + "/cpu.cfs_quota_us") == "-1");
+  CHECK(fileOf(tree, "cpu/" + pinPod + "/idp/cpu.cfs_burst_us") == "0");  // not burst's
+  CHECK(fileOf(tree, "memory/" + pinPod + "/idp/memory.min") == "268435456");
+  const std::string lsPod = kLayout.podDir(KubeQos::kBurstable, "ls");
+  CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.cfs_burst_us") == "2000000");
+  CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.shares") == "1024");  // untouched
+}
+
+TEST_CASE("the manager's hook context carries its gates, version and suppress policy",
+          "[hook-reconcile]") {
+  test::TempTree tree;
+  ManualClock clock;
+  FailureLog failures{clock, std::chrono::minutes(10)};
+  ExecutorConfig ec;
+  ec.cgroupRoot = tree.path();
+  Executor exec(ec, kLayout, KnobSupport::all(), clock, failures);
+  QosManagerConfig config;
+  config.memoryGate = true;
+  config.disableUnsetCpuQuota = true;
+  config.batchResourceGate = false;
+  config.nodeAllocatableMemory = 4 * kGi;
+  QosManager manager(config, kLayout, fourCpus(), exec, clock, 1);
+  NodeSloSpec spec = defaultNodeSlo();
+  HookContext ctx = manager.hookContext(spec);
+  CHECK(ctx.spec == &spec);
+  CHECK_FALSE(ctx.batchResource);
+  CHECK(ctx.cpusetAllocator);
+  CHECK_FALSE(ctx.resctrl);
+  CHECK(ctx.memoryQos);
+  CHECK(ctx.disableUnsetCpuQuota);
+  CHECK_FALSE(ctx.suppressCfsQuota);
+  CHECK(ctx.version == CgroupVersion::kV1);
+  CHECK(ctx.nodeAllocatableMemory == 4 * kGi);
+  manager.setResctrlReady(true);
+  manager.setMemoryQosSupported(false);
+  spec.threshold.enable = true;
+  spec.threshold.cpuSuppressPolicy = CpuSuppressPolicy::kCfsQuota;
+  ctx = manager.hookContext(spec);
+  CHECK(ctx.resctrl);
+  CHECK_FALSE(ctx.memoryQos);
+  CHECK(ctx.suppressCfsQuota);
+}
