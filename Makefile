@@ -51,6 +51,7 @@ bench: build
 	./bench/pods.sh $(BUILD)
 	./$(BUILD)/bench/suppress_latency $(BUILD)/agent/koordlet $${STEPS:-10}
 	./$(BUILD)/bench/qos_reconcile 500 20
+	./$(BUILD)/bench/nri_roundtrip 10000 500
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -1,9 +1,12 @@
 #include "agent/agent.h"
 
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <unordered_set>
+
+#include <boost/asio/post.hpp>
 
 #include "agent/read_file.h"
 #include "cgroupfs/cgroup_mounts.h"
@@ -127,7 +130,11 @@ Status Agent::start() {
     exporter_.recordKubeletRequest(r);
     exporter_.setKubeletUp(r.failure.empty());
   });
-  informer_.onUpdate([this](const std::vector<Pod>& pods) { exporter_.setPodCount(pods.size()); });
+  informer_.onUpdate([this](const std::vector<Pod>& pods) {
+    exporter_.setPodCount(pods.size());
+    ++podsVersion_;
+  });
+  startNri();
 
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
@@ -160,6 +167,7 @@ void Agent::stop() {
   collectTimer_.cancel();
   informer_.stop();
   server_.stop();
+  if (nri_) nri_->stop();
 }
 
 // Fixed-rate schedule: the next round is due one interval after the previous due
@@ -186,6 +194,8 @@ void Agent::collectOnce() {
   collectResctrl();
   exporter_.recordCache(cache_.seriesCount(), cache_.bytesUsed());
   runQos();
+  publishHookState();
+  recordNri();
 }
 
 void Agent::pollConfig() {
@@ -252,6 +262,12 @@ void Agent::startQos() {
   qc.reservation = reservation_;
   qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
                                                                   : CpuManagerPolicy::kNone;
+  // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
+  qc.hooksInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  qc.batchResourceGate = opts_.featureGates.enabled("BatchResource");
+  qc.cpusetAllocatorGate = opts_.featureGates.enabled("CPUSetAllocator");
+  qc.resctrlGate = opts_.featureGates.enabled("RdtResctrl");
+  qc.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
   qos_ = std::make_unique<QosManager>(
       qc, *layout_, topology_ ? *topology_ : CpuTopology{}, *executor_, *clock_,
       static_cast<uint32_t>(clock_->now().time_since_epoch().count()));
@@ -259,7 +275,8 @@ void Agent::startQos() {
             << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
             << (qc.burstGate ? "gate on" : "gate off") << " every "
             << opts_.reconcileIntervalSeconds << "s, memory QoS "
-            << (memoryGate ? "gate on" : "gate off") << ", "
+            << (memoryGate ? "gate on" : "gate off") << ", runtime hooks "
+            << (qc.batchResourceGate || qc.cpusetAllocatorGate ? "on" : "off") << ", "
             << (topology_ ? std::to_string(topology_->count()) + " CPUs" : "no CPU topology")
             << (opts_.dryRun ? ", dry-run" : "");
 
@@ -313,6 +330,12 @@ void Agent::runQos() {
     exporter_.recordStrategy("memory_qos", round.memorySeconds.value_or(0));
     for (const std::string& e : round.memory->errors) {
       failures_.failure("memory qos " + failureKey(e), Severity::kWarning, e);
+    }
+  }
+  if (round.hooks) {
+    exporter_.recordStrategy("runtime_hooks", round.hooksSeconds.value_or(0));
+    for (const std::string& e : round.hooks->errors) {
+      failures_.failure("runtime hooks " + failureKey(e), Severity::kWarning, e);
     }
   }
   runResctrl();
@@ -496,6 +519,7 @@ HttpResponse Agent::serveMetrics() {
     failures_.failure("self", Severity::kWarning, "self collector: " + self.error().message);
   }
   exporter_.recordHttp(server_.stats());
+  recordNri();  // the connection changes on its own thread: read it as of this scrape
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_.render()};
 }
 
@@ -526,6 +550,10 @@ HttpResponse Agent::serveConfig() const {
       {"status", !resctrl_ || !resctrl_->supported() ? "not checked yet"
                                                      : resctrl::statusName(resctrl_->status())},
       {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  strategies["nri"] = {{"enabled", opts_.enableNriRuntimeHook},
+                       {"state", nri_ ? nri::toString(nri_->status().state) : "stopped"},
+                       {"failurePolicy", opts_.runtimeHooksPluginFailurePolicy},
+                       {"launched", opts_.nriLaunchedFd.has_value()}};
   j["strategies"] = std::move(strategies);
   j["dryRun"] = opts_.dryRun;
   return HttpResponse{200, "application/json", j.dump(2) + "\n"};
@@ -595,10 +623,142 @@ HttpResponse Agent::serveReadyz() const {
                                                        : resctrl::statusName(resctrl_->status()))
          << "\n";
   }
-  body << "nri: "
-       << (opts_.enableNriRuntimeHook ? "not connected (plugin not in this build)" : "disabled")
-       << "\n";
+  // NRI is optional: its state is reported, never a reason for 503.
+  body << "nri: " << nriSummary() << "\n";
   return HttpResponse{ready_ ? 200u : 503u, "text/plain; charset=utf-8", body.str()};
+}
+
+}  // namespace koord
+
+namespace koord {
+
+namespace {
+
+// The exporter's histogram behind the hooks' timing interface.
+class ExporterHookRecorder final : public nri::HookRecorder {
+ public:
+  explicit ExporterHookRecorder(Exporter& e) : exporter_(&e) {}
+  void record(std::string_view hook, std::string_view stage, bool ok, double millis) override {
+    exporter_->recordRuntimeHook(hook, stage, ok, millis);
+  }
+
+ private:
+  Exporter* exporter_;
+};
+
+}  // namespace
+
+void Agent::startNri() {
+  if (!opts_.enableNriRuntimeHook) {
+    KLOG_INFO << "NRI plugin disabled (--enable-nri-runtime-hook=false)";
+    return;
+  }
+  publishHookState();
+  hookRecorder_ = std::make_unique<ExporterHookRecorder>(exporter_);
+  nri::FailurePolicy policy = nri::FailurePolicy::kIgnore;
+  if (auto p = nri::parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
+  nriHooks_ = std::make_unique<nri::NriHooks>(hookState_, hookRecorder_.get(), policy);
+
+  nri::NriClientConfig c;
+  // Joined to --var-run-root-dir whatever its form, as koordlet does (the host's
+  // /var/run is mounted at the var-run root in the DaemonSet).
+  c.socketPath = opts_.paths.varRun(opts_.runtimeHooksNriSocketPath);
+  c.launchedFd = opts_.nriLaunchedFd;
+  c.session.pluginName = opts_.runtimeHooksNriPluginName;
+  c.session.pluginIndex = opts_.runtimeHooksNriPluginIndex;
+  c.backoff.initial = opts_.runtimeHooksNriBackoffDuration;
+  c.backoff.factor = opts_.runtimeHooksNriBackoffFactor;
+  c.backoff.cap = opts_.runtimeHooksNriBackoffCap;
+  c.healthyAfter = opts_.runtimeHooksNriConnectTimeout;
+  nri_ = std::make_unique<nri::NriClient>(c, *nriHooks_);
+  if (opts_.nriLaunchedFd) {
+    // Launched by the runtime: when it closes our socket there is nothing to
+    // reconnect to (it will start a new copy), so the agent exits as the Go stub does.
+    nri_->onLaunchedEof([this] {
+      asio::post(io_, [this] {
+        KLOG_INFO << "NRI: the runtime closed the plugin socket (launched mode), shutting down";
+        stop();
+      });
+    });
+  }
+  nri_->start();
+  KLOG_INFO << "NRI plugin " << opts_.runtimeHooksNriPluginIndex << "-"
+            << opts_.runtimeHooksNriPluginName << " "
+            << (opts_.nriLaunchedFd
+                    ? "on fd " + std::to_string(*opts_.nriLaunchedFd) + " (launched by the runtime)"
+                    : "connecting to " + c.socketPath)
+            << ", failure policy " << opts_.runtimeHooksPluginFailurePolicy;
+  recordNri();
+}
+
+HookContext Agent::hookContext() const {
+  if (qos_) return qos_->hookContext(config_.current());
+  // Before the cgroup layout is known the QoS manager does not exist; the hooks
+  // still answer, from the gates and config alone (no unified v2 values, no
+  // resctrl class: neither is known yet).
+  HookContext ctx;
+  ctx.batchResource = opts_.featureGates.enabled("BatchResource");
+  ctx.cpusetAllocator = opts_.featureGates.enabled("CPUSetAllocator");
+  ctx.cpuBurst = opts_.featureGates.enabled("CPUBurst");
+  ctx.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  const NodeSloSpec& spec = config_.current();
+  ctx.suppressCfsQuota = opts_.featureGates.enabled("BECPUSuppress") && spec.threshold.enable &&
+                         spec.threshold.cpuSuppressPolicy == CpuSuppressPolicy::kCfsQuota;
+  ctx.pageSize = sys_.pageSize;
+  return ctx;
+}
+
+void Agent::publishHookState() {
+  if (!opts_.enableNriRuntimeHook) return;
+  HookInputs in;
+  in.podsVersion = podsVersion_;
+  in.configGeneration = config_.generation();
+  in.layoutKnown = layout_.has_value();
+  in.resctrlReady = resctrl_ && resctrl_->status() == resctrl::ResctrlStatus::kReady;
+  in.nodeAllocatableMemory = qos_ ? qos_->config().nodeAllocatableMemory : 0;
+  if (hookInputs_ && *hookInputs_ == in) return;  // nothing a hook reads changed
+  hookInputs_ = in;
+  if (qos_) qos_->setResctrlReady(in.resctrlReady);
+  auto state = std::make_shared<nri::HookState>();
+  state->spec = config_.current();
+  state->context = hookContext();
+  for (const Pod& p : informer_.pods()) state->podsByUid.emplace(p.uid, p);
+  hookState_.publish(std::move(state));
+}
+
+void Agent::recordNri() {
+  if (!nri_) {
+    exporter_.recordNri(false, "stopped", 0, 0, 0);
+    return;
+  }
+  nri::NriStatus st = nri_->status();
+  exporter_.recordNri(true, nri::toString(st.state), st.attempts, st.connects, st.disconnects);
+}
+
+std::string Agent::nriSummary() const {
+  if (!opts_.enableNriRuntimeHook) return "disabled";
+  if (!nri_) return "not started";
+  nri::NriStatus st = nri_->status();
+  std::ostringstream out;
+  switch (st.state) {
+    case nri::NriState::kConnected: {
+      char events[16];
+      std::snprintf(events, sizeof events, "0x%x", static_cast<unsigned>(st.events));
+      out << "connected to " << (st.runtimeName.empty() ? "runtime" : st.runtimeName) << " "
+          << st.runtimeVersion << ", events " << events;
+      break;
+    }
+    case nri::NriState::kWaiting:
+      out << "not connected (" << (st.lastError.empty() ? "no attempt yet" : st.lastError)
+          << "), retrying in "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(st.nextRetryIn).count() << "ms";
+      break;
+    default:
+      out << nri::toString(st.state)
+          << (st.lastError.empty() ? "" : " (last error: " + st.lastError + ")");
+  }
+  out << "; " << st.connects << " connects, " << st.disconnects << " disconnects";
+  return out.str();
 }
 
 }  // namespace koord

@@ -25,6 +25,8 @@
 #include "metrics/node_collector.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
+#include "nri/nri_client.h"
+#include "nri/nri_hooks.h"
 #include "qos/config_watcher.h"
 #include "qos/qos_manager.h"
 #include "resctrl/resctrl_manager.h"
@@ -71,6 +73,13 @@ class Agent {
   void runResctrl();
   void collectResctrl();
   void pollConfig();
+  // NRI: the plugin client (own thread) and the hooks it answers with; the hooks
+  // read a HookState this loop publishes whenever what they decide from changed.
+  void startNri();
+  void publishHookState();
+  HookContext hookContext() const;
+  void recordNri();
+  std::string nriSummary() const;
 
   HttpResponse serveMetrics();
   HttpResponse serveReadyz() const;
@@ -106,6 +115,23 @@ class Agent {
   std::unique_ptr<resctrl::ResctrlManager> resctrl_;
   bool memoryQosSupported_ = false;  // memory.min/low/high on this kernel
   uint64_t podRounds_ = 0;           // pod collections since the kubelet's list arrived
+
+  // NRI (--enable-nri-runtime-hook)
+  nri::HookStateStore hookState_;
+  std::unique_ptr<nri::HookRecorder> hookRecorder_;
+  std::unique_ptr<nri::NriHooks> nriHooks_;
+  std::unique_ptr<nri::NriClient> nri_;
+  uint64_t podsVersion_ = 0;  // bumped on every new pod list
+  // What the last published HookState was built from; a change republishes.
+  struct HookInputs {
+    uint64_t podsVersion = 0;
+    uint64_t configGeneration = 0;
+    bool layoutKnown = false;
+    bool resctrlReady = false;
+    int64_t nodeAllocatableMemory = 0;
+    bool operator==(const HookInputs&) const = default;
+  };
+  std::optional<HookInputs> hookInputs_;
 
   boost::asio::steady_timer collectTimer_;
   std::chrono::steady_clock::time_point nextCollect_{};

@@ -24,8 +24,6 @@ using namespace std::chrono_literals;
 AgentProcess::AgentProcess(const std::string& binary, const std::vector<std::string>& flags,
                            std::string logPath, const std::string& nodeName)
     : logPath_(std::move(logPath)) {
-  std::vector<std::string> args{binary};
-  args.insert(args.end(), flags.begin(), flags.end());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view v(*e);
@@ -35,7 +33,19 @@ AgentProcess::AgentProcess(const std::string& binary, const std::vector<std::str
     env.emplace_back(v);
   }
   env.push_back("NODE_NAME=" + nodeName);
+  spawn(binary, flags, std::move(env), -1);
+}
 
+AgentProcess::AgentProcess(const std::string& binary, const std::vector<std::string>& flags,
+                           std::string logPath, const Launched& launched)
+    : logPath_(std::move(logPath)) {
+  spawn(binary, flags, launched.env, launched.socketFd);
+}
+
+void AgentProcess::spawn(const std::string& binary, const std::vector<std::string>& flags,
+                         std::vector<std::string> env, int fd3) {
+  std::vector<std::string> args{binary};
+  args.insert(args.end(), flags.begin(), flags.end());
   auto pointers = [](std::vector<std::string>& strings) {
     std::vector<char*> out;
     for (auto& s : strings) out.push_back(s.data());
@@ -45,14 +55,19 @@ AgentProcess::AgentProcess(const std::string& binary, const std::vector<std::str
   auto argv = pointers(args);
   auto envp = pointers(env);
 
+  // dup2 onto the same number would keep the descriptor's close-on-exec flag.
+  int source = fd3;
+  if (fd3 == 3) source = ::fcntl(fd3, F_DUPFD_CLOEXEC, 10);
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_addopen(&actions, 1, logPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
   ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  if (source >= 0) ::posix_spawn_file_actions_adddup2(&actions, source, 3);
   const int err = ::posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
   ::posix_spawn_file_actions_destroy(&actions);
+  if (source >= 0 && source != fd3) ::close(source);
   if (err != 0) {
     pid_ = -1;
     throw std::runtime_error("cannot start " + binary + ": " + std::strerror(err));

@@ -25,6 +25,17 @@ class AgentProcess {
   // NODE_NAME=nodeName. Throws std::runtime_error when it cannot be started.
   AgentProcess(const std::string& binary, const std::vector<std::string>& flags,
                std::string logPath, const std::string& nodeName);
+
+  // As a container runtime starts a pre-installed NRI plugin: exactly `env` as the
+  // environment (no PATH, HOME, ...), `socketFd` as the child's fd 3, stdin from
+  // /dev/null, stdout and stderr to `logPath` (the runtime uses /dev/null; the test
+  // wants the log).
+  struct Launched {
+    std::vector<std::string> env;
+    int socketFd = -1;
+  };
+  AgentProcess(const std::string& binary, const std::vector<std::string>& flags,
+               std::string logPath, const Launched& launched);
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;
@@ -46,6 +57,9 @@ class AgentProcess {
   std::optional<int> terminate(std::chrono::milliseconds limit);
 
  private:
+  void spawn(const std::string& binary, const std::vector<std::string>& flags,
+             std::vector<std::string> env, int fd3);
+
   pid_t pid_ = -1;
   std::optional<int> status_;
   std::string logPath_;
