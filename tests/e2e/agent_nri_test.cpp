@@ -269,6 +269,23 @@ TEST_CASE(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - repairStart).count();
   WARN("reconciler repaired both pods " << repairSeconds << " s after the agent was ready");
 
+  // Retrying an absent socket is one log line, not one per attempt.
+  why = waitFor(kLimit, [&]() -> std::string {
+    auto m = httpGet(*port, "/metrics");
+    if (!m) return "no scrape";
+    auto attempts = Scrape(m->body).value("koordlet_nri_connection_attempts_total");
+    return attempts && *attempts >= 3 ? "" : "fewer than 3 connection attempts so far";
+  });
+  if (!why.empty()) fail(why);
+  {
+    std::istringstream log(agent.log());
+    int absentLines = 0;
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("NRI socket " + socketPath + " absent") != std::string::npos) ++absentLines;
+    }
+    CHECK(absentLines == 1);
+  }
+
   // 3. The runtime appears: the agent registers as koordlet_nri/00 and subscribes
   // koordlet's events (0x8D).
   std::filesystem::create_directories(tmp.path("run/nri"));  // containerd makes it, mode 0700
@@ -459,4 +476,42 @@ TEST_CASE(
   CHECK(WIFEXITED(*status));
   CHECK(WEXITSTATUS(*status) == 0);
   CHECK(agent.log().find("runtime closed the plugin socket") != std::string::npos);
+}
+
+TEST_CASE(
+    "with --enable-nri-runtime-hook=false the agent never dials the runtime, is Ready, and "
+    "says NRI is disabled",
+    "[e2e][nri]") {
+  const char* bin = agentBinary();
+  TempTree tmp;
+  std::filesystem::create_directories(tmp.path("run/nri"));
+  NriRuntimePeer peer;
+  peer.listen(tmp.path("run/nri/nri.sock"));
+  AgentProcess agent(bin,
+                     {"--addr=127.0.0.1:0", "--enable-nri-runtime-hook=false",
+                      "--cgroup-root-dir=" + tmp.path("cgroup"),
+                      "--var-run-root-dir=" + tmp.path("run"), "--kubelet-insecure-tls=true",
+                      "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=1", "--audit-log-dir="},
+                     tmp.path("agent.log"), kNode);
+  auto fail = [&](const std::string& what) {
+    FAIL(what << "\n--- agent log ---\n" << agent.log());
+  };
+  auto port = agent.waitForServingPort(kLimit);
+  if (!port) fail("the agent did not start serving");
+  std::string why = waitFor(kLimit, [&]() -> std::string {
+    std::string r = readyz(*port);
+    return r.rfind("200 ", 0) == 0 && r.find("\nnri: disabled\n") != std::string::npos
+               ? ""
+               : "readyz: " + r;
+  });
+  if (!why.empty()) fail(why);
+  auto metrics = httpGet(*port, "/metrics");
+  REQUIRE(metrics);
+  Scrape scrape(metrics->body);
+  CHECK(scrape.value("koordlet_nri_enabled") == 0.0);
+  CHECK(scrape.value("koordlet_nri_connection_attempts_total") == 0.0);
+  CHECK(peer.stats().connections == 0);
+  auto status = agent.terminate(5s);
+  REQUIRE(status);
+  CHECK(WEXITSTATUS(*status) == 0);
 }
