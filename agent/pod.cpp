@@ -59,10 +59,10 @@ const char* toString(PriorityClass p) {
   return "?";
 }
 
-KoordQos Pod::qosWithDefault() const {
-  if (koordQos != KoordQos::kNone) return koordQos;
+KoordQos koordQosWithDefault(KoordQos label, KubeQos kube) {
+  if (label != KoordQos::kNone) return label;
   // koordinator's QoSClassForGuaranteed is LSR (apis/extension/qos_utils.go).
-  switch (kubeQos) {
+  switch (kube) {
     case KubeQos::kGuaranteed:
       return KoordQos::kLSR;
     case KubeQos::kBurstable:
@@ -72,6 +72,17 @@ KoordQos Pod::qosWithDefault() const {
   }
   return KoordQos::kNone;
 }
+
+KoordQos koordQosFromLabel(std::string_view value) {
+  if (value == "LSE") return KoordQos::kLSE;
+  if (value == "LSR") return KoordQos::kLSR;
+  if (value == "LS") return KoordQos::kLS;
+  if (value == "BE") return KoordQos::kBE;
+  if (value == "SYSTEM") return KoordQos::kSystem;
+  return KoordQos::kNone;
+}
+
+KoordQos Pod::qosWithDefault() const { return koordQosWithDefault(koordQos, kubeQos); }
 
 int64_t Pod::batchCpuRequestMilli() const {
   // Saturates instead of overflowing: the values come from the kubelet, and a

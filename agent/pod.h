@@ -22,6 +22,11 @@ enum class KubeQos { kGuaranteed, kBurstable, kBestEffort };
 enum class KoordQos { kNone, kLSE, kLSR, kLS, kBE, kSystem };
 enum class PriorityClass { kNone, kProd, kMid, kBatch, kFree };
 
+// The koordinator.sh/qosClass label's value; kNone for anything else.
+KoordQos koordQosFromLabel(std::string_view value);
+// The label, else the kube QoS default: Guaranteed->LSR, Burstable->LS, BestEffort->BE.
+KoordQos koordQosWithDefault(KoordQos label, KubeQos kube);
+
 const char* toString(KubeQos q);
 const char* toString(KoordQos q);  // "LSE", ..., "" for kNone
 const char* toString(PriorityClass p);

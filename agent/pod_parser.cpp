@@ -321,15 +321,6 @@ std::optional<KubeQos> kubeQosByName(const std::string& name) {
   return std::nullopt;
 }
 
-KoordQos koordQosByName(const std::string& name) {
-  if (name == "LSE") return KoordQos::kLSE;
-  if (name == "LSR") return KoordQos::kLSR;
-  if (name == "LS") return KoordQos::kLS;
-  if (name == "BE") return KoordQos::kBE;
-  if (name == "SYSTEM") return KoordQos::kSystem;
-  return KoordQos::kNone;
-}
-
 // As koordinator's GetPodPriorityClassRaw: a present label decides alone (an
 // unknown value is kNone, without falling back to spec.priority); without the
 // label, the priority ranges.
@@ -433,7 +424,7 @@ Result<Pod> pod(const Json& item, const std::string& path) {
 
   p.kubeQos = statusQos ? *statusQos : computeKubeQos(p.containers, p.initContainers);
   if (const auto it = p.labels.find(kLabelQos); it != p.labels.end()) {
-    p.koordQos = koordQosByName(it->second);
+    p.koordQos = koordQosFromLabel(it->second);
   }
   p.priorityClass = priorityClassOf(p);
   return p;

@@ -2,20 +2,10 @@
 
 #include <algorithm>
 
+#include "nri/big_endian.h"
+
 namespace koord::nri {
 namespace {
-
-void putU32(std::string& out, uint32_t v) {
-  out.push_back(static_cast<char>((v >> 24) & 0xFF));
-  out.push_back(static_cast<char>((v >> 16) & 0xFF));
-  out.push_back(static_cast<char>((v >> 8) & 0xFF));
-  out.push_back(static_cast<char>(v & 0xFF));
-}
-
-uint32_t getU32(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | uint32_t{u[3]};
-}
 
 void appendFrame(std::string& out, uint32_t connId, std::string_view payload) {
   putU32(out, connId);

@@ -13,13 +13,7 @@ constexpr const char* kQosLabel = "koordinator.sh/qosClass";
 KoordQos koordQosOf(const std::map<std::string, std::string>& labels) {
   auto it = labels.find(kQosLabel);
   if (it == labels.end()) return KoordQos::kNone;
-  const std::string& v = it->second;
-  if (v == "LSE") return KoordQos::kLSE;
-  if (v == "LSR") return KoordQos::kLSR;
-  if (v == "LS") return KoordQos::kLS;
-  if (v == "BE") return KoordQos::kBE;
-  if (v == "SYSTEM") return KoordQos::kSystem;
-  return KoordQos::kNone;
+  return koordQosFromLabel(it->second);
 }
 
 std::map<std::string, std::string> toMap(const google::protobuf::Map<std::string, std::string>& m) {

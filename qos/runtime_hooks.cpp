@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "agent/json_type.h"
 #include "qos/cpu_burst.h"
 #include "qos/memory_qos.h"
 #include "qos/snapshot.h"
@@ -28,15 +29,6 @@ Error hookError(const HookPod& pod, HookName hook, const std::string& what) {
   return makeError("pod " + podName(pod) + ": hook " + toString(hook) + ": " + what);
 }
 
-const char* typeName(const Json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_number()) return "a number";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "an array";
-  return "null";
-}
-
 // A resource.Quantity in JSON (string or bare number), in plain units: batch-cpu's
 // value is already milli-cores, batch-memory's bytes.
 Result<int64_t> quantity(const Json& v, const std::string& field) {
@@ -48,7 +40,7 @@ Result<int64_t> quantity(const Json& v, const std::string& field) {
   } else if (v.is_number_float()) {
     text = v.dump();
   } else {
-    return makeError(field + ": expected a quantity string, got " + typeName(v));
+    return makeError(field + ": expected a quantity string, got " + jsonTypeName(v));
   }
   auto q = parseQuantity(text);
   if (!q) return makeError(field + ": " + q.error().message);
@@ -57,7 +49,7 @@ Result<int64_t> quantity(const Json& v, const std::string& field) {
 
 Status readList(const Json& obj, const std::string& field, ResourceList& out) {
   if (obj.is_null()) return Ok{};
-  if (!obj.is_object()) return makeError(field + ": expected an object, got " + typeName(obj));
+  if (!obj.is_object()) return makeError(field + ": expected an object, got " + jsonTypeName(obj));
   for (const auto& [name, value] : obj.items()) {
     if (value.is_null()) continue;
     auto q = quantity(value, field + "." + name);
@@ -276,17 +268,17 @@ Result<std::map<std::string, ExtendedResources>> parseExtendedResourceSpec(std::
   if (doc.is_discarded()) return makeError(where + "not valid JSON");
   std::map<std::string, ExtendedResources> out;
   if (doc.is_null()) return out;
-  if (!doc.is_object()) return makeError(where + "expected an object, got " + typeName(doc));
+  if (!doc.is_object()) return makeError(where + "expected an object, got " + jsonTypeName(doc));
   auto containers = doc.find("containers");
   if (containers == doc.end() || containers->is_null()) return out;
   if (!containers->is_object()) {
-    return makeError(where + "containers: expected an object, got " + typeName(*containers));
+    return makeError(where + "containers: expected an object, got " + jsonTypeName(*containers));
   }
   for (const auto& [name, spec] : containers->items()) {
     const std::string field = "containers." + name;
     if (spec.is_null()) continue;
     if (!spec.is_object()) {
-      return makeError(where + field + ": expected an object, got " + typeName(spec));
+      return makeError(where + field + ": expected an object, got " + jsonTypeName(spec));
     }
     ExtendedResources res;
     if (auto r = spec.find("requests"); r != spec.end()) {
@@ -311,18 +303,7 @@ const HookContainer* HookPod::container(std::string_view n) const {
   return nullptr;
 }
 
-KoordQos HookPod::qosWithDefault() const {
-  if (rawQos != KoordQos::kNone) return rawQos;
-  switch (kubeQos) {
-    case KubeQos::kGuaranteed:
-      return KoordQos::kLSR;
-    case KubeQos::kBurstable:
-      return KoordQos::kLS;
-    case KubeQos::kBestEffort:
-      return KoordQos::kBE;
-  }
-  return KoordQos::kBE;
-}
+KoordQos HookPod::qosWithDefault() const { return koordQosWithDefault(rawQos, kubeQos); }
 
 void mergeExtendedResourceSpec(HookPod& pod) {
   auto it = pod.annotations.find(kExtendedResourceSpecAnnotation);

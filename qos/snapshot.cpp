@@ -4,9 +4,11 @@
 // numa_aware.go): unknown fields are ignored as encoding/json ignores them, and
 // CPU lists are read as k8s cpuset.Parse reads them (any order, overlaps allowed).
 #include "qos/snapshot.h"
+#include "agent/json_type.h"
 
 #include <nlohmann/json.hpp>
 
+#include "agent/json_type.h"
 #include "agent/quote.h"
 #include "agent/text_scan.h"
 
@@ -23,17 +25,8 @@ constexpr uint64_t kMaxCpuId = 65535;
 
 std::string quote(std::string_view s) { return quoteText(s, 40); }
 
-const char* typeName(const Json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_number()) return "a number";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "an array";
-  return "null";
-}
-
 Error wrongType(std::string_view field, std::string_view want, const Json& got) {
-  return makeError(cat(field, ": expected ", want, ", got ", typeName(got)));
+  return makeError(cat(field, ": expected ", want, ", got ", jsonTypeName(got)));
 }
 
 // A CPU list as koordinator writes it in annotations: "0-3,8", "" = none. As k8s
@@ -172,13 +165,13 @@ Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json) {
   }
   if (doc.is_null()) return std::vector<int>{};
   if (!doc.is_object()) {
-    return makeError(cat(kResourceStatus, ": expected an object, got ", typeName(doc)));
+    return makeError(cat(kResourceStatus, ": expected an object, got ", jsonTypeName(doc)));
   }
   const Json* cpuset = member(doc, "cpuset");
   if (cpuset == nullptr) return std::vector<int>{};
   if (!cpuset->is_string()) {
     return makeError(
-        cat(kResourceStatus, ": cpuset: expected a cpu list string, got ", typeName(*cpuset)));
+        cat(kResourceStatus, ": cpuset: expected a cpu list string, got ", jsonTypeName(*cpuset)));
   }
   auto list = parseAnnotationCpuList(cpuset->get_ref<const std::string&>());
   if (!list) return makeError(cat(kResourceStatus, ": cpuset: ", list.error().message));
