@@ -257,7 +257,13 @@ TEST_CASE("the peer reports two messages in one frame and a reused stream id", "
                     RawPlugin::registerMessage(1, "raw", "50") +
                     RawPlugin::registerMessage(3, "raw", "50");
   plugin.send(2, two, {two.size()});
-  REQUIRE(peer.waitUntil([&] { return peer.registrations().size() == 2; }, kLimit));
+  // The peer records a registration before it reports a second one as a violation:
+  // wait for the report itself, not only the record.
+  REQUIRE(peer.waitUntil(
+      [&] {
+        return peer.registrations().size() == 2 && hasViolation(peer, "RegisterPlugin again");
+      },
+      kLimit));
   CHECK(hasViolation(peer, "shares a frame with the next message"));
   CHECK(hasViolation(peer, "not above the last one"));
   CHECK(hasViolation(peer, "RegisterPlugin again"));
