@@ -206,6 +206,32 @@ void Agent::pollConfig() {
   exporter_.recordConfig(config_.generation(), config_.reloadErrors(), configLastGood_);
 }
 
+QosManagerConfig Agent::qosConfig() const {
+  QosManagerConfig qc;
+  qc.cgroupRoot = opts_.paths.cgroupRoot;
+  qc.suppressInterval = std::chrono::seconds(opts_.cpuSuppressIntervalSeconds);
+  qc.burstInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  // Without a CPU topology the CPU strategies cannot place anything; memory QoS
+  // does not need one.
+  qc.suppressGate = topology_ && opts_.featureGates.enabled("BECPUSuppress");
+  qc.burstGate = topology_ && opts_.featureGates.enabled("CPUBurst");
+  qc.memoryInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  qc.memoryGate = opts_.featureGates.enabled("CgroupReconcile");
+  qc.pageSize = sys_.pageSize;
+  qc.nodeAllocatableMemory = opts_.nodeAllocatableMemory;
+  qc.memorySoftLimitFallback = opts_.memoryQosV1SoftLimit;
+  qc.reservation = reservation_;
+  qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
+                                                                  : CpuManagerPolicy::kNone;
+  // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
+  qc.hooksInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  qc.batchResourceGate = opts_.featureGates.enabled("BatchResource");
+  qc.cpusetAllocatorGate = opts_.featureGates.enabled("CPUSetAllocator");
+  qc.resctrlGate = opts_.featureGates.enabled("RdtResctrl");
+  qc.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  return qc;
+}
+
 void Agent::startQos() {
   if (executor_ || !layout_) return;
   ExecutorConfig ec;
@@ -246,28 +272,7 @@ void Agent::startQos() {
                          : "; --memory-qos-v1-soft-limit offers a soft-limit fallback for BE");
   }
 
-  QosManagerConfig qc;
-  qc.cgroupRoot = opts_.paths.cgroupRoot;
-  qc.suppressInterval = std::chrono::seconds(opts_.cpuSuppressIntervalSeconds);
-  qc.burstInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  // Without a CPU topology the CPU strategies cannot place anything; memory QoS
-  // does not need one.
-  qc.suppressGate = topology_ && opts_.featureGates.enabled("BECPUSuppress");
-  qc.burstGate = topology_ && opts_.featureGates.enabled("CPUBurst");
-  qc.memoryInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  qc.memoryGate = memoryGate;
-  qc.pageSize = sys_.pageSize;
-  qc.nodeAllocatableMemory = opts_.nodeAllocatableMemory;
-  qc.memorySoftLimitFallback = opts_.memoryQosV1SoftLimit;
-  qc.reservation = reservation_;
-  qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
-                                                                  : CpuManagerPolicy::kNone;
-  // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
-  qc.hooksInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  qc.batchResourceGate = opts_.featureGates.enabled("BatchResource");
-  qc.cpusetAllocatorGate = opts_.featureGates.enabled("CPUSetAllocator");
-  qc.resctrlGate = opts_.featureGates.enabled("RdtResctrl");
-  qc.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  const QosManagerConfig qc = qosConfig();
   qos_ = std::make_unique<QosManager>(
       qc, *layout_, topology_ ? *topology_ : CpuTopology{}, *executor_, *clock_,
       static_cast<uint32_t>(clock_->now().time_since_epoch().count()));
@@ -694,18 +699,9 @@ void Agent::startNri() {
 HookContext Agent::hookContext() const {
   if (qos_) return qos_->hookContext(config_.current());
   // Before the cgroup layout is known the QoS manager does not exist; the hooks
-  // still answer, from the gates and config alone (no unified v2 values, no
-  // resctrl class: neither is known yet).
-  HookContext ctx;
-  ctx.batchResource = opts_.featureGates.enabled("BatchResource");
-  ctx.cpusetAllocator = opts_.featureGates.enabled("CPUSetAllocator");
-  ctx.cpuBurst = opts_.featureGates.enabled("CPUBurst");
-  ctx.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
-  const NodeSloSpec& spec = config_.current();
-  ctx.suppressCfsQuota = opts_.featureGates.enabled("BECPUSuppress") && spec.threshold.enable &&
-                         spec.threshold.cpuSuppressPolicy == CpuSuppressPolicy::kCfsQuota;
-  ctx.pageSize = sys_.pageSize;
-  return ctx;
+  // still answer, from the same config (no unified v2 values, no resctrl class:
+  // neither the cgroup version nor resctrl is known yet).
+  return baseHookContext(qosConfig(), config_.current());
 }
 
 void Agent::publishHookState() {

@@ -69,6 +69,7 @@ class Agent {
   void cachePods(const PodsSample& s);
   // The executor and the QoS manager, once the cgroup layout is known.
   void startQos();
+  QosManagerConfig qosConfig() const;  // from the options, the topology and reservation
   void runQos();
   void runResctrl();
   void collectResctrl();

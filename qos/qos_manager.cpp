@@ -56,24 +56,29 @@ QosManager::QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology
       memory_(layout_),
       memoryQosKernel_(memoryQosSupported(executor.support())) {}
 
-HookContext QosManager::hookContext(const NodeSloSpec& spec) const {
+HookContext baseHookContext(const QosManagerConfig& config, const NodeSloSpec& spec) {
   HookContext ctx;
   ctx.spec = &spec;
-  ctx.batchResource = config_.batchResourceGate;
-  ctx.cpusetAllocator = config_.cpusetAllocatorGate;
-  ctx.resctrl = config_.resctrlGate && resctrlReady_;
-  ctx.cpuBurst =
-      config_.burstGate && config_.burstInterval.count() > 0 &&
-      (layout_.version() != CgroupVersion::kV2 || executor_->support().has(Knob::kCpuBurst));
-  ctx.memoryQos = config_.memoryGate && config_.memoryInterval.count() > 0 && memoryQosKernel_;
-  ctx.version = layout_.version();
-  ctx.disableUnsetCpuQuota = config_.disableUnsetCpuQuota;
+  ctx.batchResource = config.batchResourceGate;
+  ctx.cpusetAllocator = config.cpusetAllocatorGate;
+  ctx.cpuBurst = config.burstGate && config.burstInterval.count() > 0;
+  ctx.disableUnsetCpuQuota = config.disableUnsetCpuQuota;
   // koordlet: forced -1 while suppress runs with policy cfsQuota (gate and NodeSLO).
-  ctx.suppressCfsQuota = config_.suppressGate && config_.suppressInterval.count() > 0 &&
+  ctx.suppressCfsQuota = config.suppressGate && config.suppressInterval.count() > 0 &&
                          spec.threshold.enable &&
                          spec.threshold.cpuSuppressPolicy == CpuSuppressPolicy::kCfsQuota;
-  ctx.nodeAllocatableMemory = config_.nodeAllocatableMemory;
-  ctx.pageSize = config_.pageSize;
+  ctx.nodeAllocatableMemory = config.nodeAllocatableMemory;
+  ctx.pageSize = config.pageSize;
+  return ctx;
+}
+
+HookContext QosManager::hookContext(const NodeSloSpec& spec) const {
+  HookContext ctx = baseHookContext(config_, spec);
+  ctx.version = layout_.version();
+  ctx.resctrl = config_.resctrlGate && resctrlReady_;
+  ctx.cpuBurst = ctx.cpuBurst && (layout_.version() != CgroupVersion::kV2 ||
+                                  executor_->support().has(Knob::kCpuBurst));
+  ctx.memoryQos = config_.memoryGate && config_.memoryInterval.count() > 0 && memoryQosKernel_;
   return ctx;
 }
 

@@ -87,6 +87,11 @@ struct QosRound {
   ExecutorStats writes;  // what the executor did with this round's writes
 };
 
+// The hook context's fields that follow from the config and the NodeSLO spec alone
+// (gates, --disable-unset-cpu-quota, suppress forcing -1, memory sizes); what the
+// kernel tells (cgroup version, burst file, memory QoS, resctrl) is left unset.
+HookContext baseHookContext(const QosManagerConfig& config, const NodeSloSpec& spec);
+
 class QosManager {
  public:
   // A non-positive interval disables its strategy (koordlet: Enabled() = gate && interval > 0).
