@@ -1,7 +1,7 @@
 # Quick start on a fresh Debian 12 machine:
 #   make run    installs dependencies, builds, starts the agent on this host (--dry-run)
 #   make test   installs dependencies, builds (plain and ASan+UBSan), runs every test
-.PHONY: all deps build build-asan run test test-plain test-asan bench format clean
+.PHONY: all deps build build-asan run test test-plain test-asan bench docs deb format clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -52,6 +52,14 @@ bench: build
 	./$(BUILD)/bench/suppress_latency $(BUILD)/agent/koordlet $${STEPS:-10}
 	./$(BUILD)/bench/qos_reconcile 500 20
 	./$(BUILD)/bench/nri_roundtrip 10000 500
+
+# Rewrites README's generated flag and metric reference from the code.
+docs: build
+	./$(BUILD)/agent/koordlet-docs update README.md
+
+# Debian package of the release build: $(BUILD)/koordlet-cpp_<version>_<arch>.deb
+deb: build
+	./packaging/deb/build-deb.sh $(BUILD)/agent/koordlet $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

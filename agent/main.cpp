@@ -11,6 +11,7 @@
 #include "agent/agent.h"
 #include "agent/log.h"
 #include "agent/options.h"
+#include "qos/config_watcher.h"
 #include "version.h"
 
 namespace {
@@ -52,6 +53,24 @@ int main(int argc, char** argv) {
   }
 
   static const koord::SystemClock clock;
+  if (opts.checkOnly) {
+    // Everything the agent would refuse at start, and nothing it would do after.
+    std::cout << "flags: ok\n";
+    for (const auto& flag : opts.ignored) {
+      std::cout << "flags: -" << flag << " is accepted but has no effect in this version\n";
+    }
+    if (opts.configFile.empty()) {
+      std::cout << "config: none (--config not given): koordlet's defaults\n";
+      return 0;
+    }
+    koord::ConfigWatcher config(opts.configFile, clock);
+    if (auto st = config.load(); !st) {
+      std::cerr << "koordlet: " << st.error().message << "\n";
+      return 2;
+    }
+    std::cout << "config: " << opts.configFile << ": ok\n" << config.toJson().dump(2) << "\n";
+    return 0;
+  }
   koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
   for (const auto& flag : opts.ignored) {
     KLOG_WARNING << "flag -" << flag << " has no effect in this version (accepted for koordlet "

@@ -473,6 +473,10 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
              "How long the in-memory metric cache keeps pod and container samples; must be > 0.",
              positiveDuration(&o.metricCachePodRetention));
   fs.boolVar(&o.showVersion, "version", "Print the version and exit.");
+  fs.boolVar(&o.checkOnly, "check",
+             "Parse the flags and the --config file, print what was read and exit: 0 when both "
+             "are valid, 2 (naming the flag or the file and field) when not. For installers and "
+             "chart tests; touches nothing.");
 }
 
 }  // namespace

@@ -103,6 +103,8 @@ struct Options {
   std::vector<std::string> ignored;
   bool showHelp = false;
   bool showVersion = false;
+  // --check: parse the flags and the --config file, report, exit (0 valid, 2 not).
+  bool checkOnly = false;
 };
 
 // Parses argv[1..] (without the program name). Errors name the flag and value.

@@ -17,6 +17,9 @@ PACKAGES=(
   qemu-system-x86 busybox-static cpio
   # benchmarks
   prometheus-node-exporter
+  # packaging: make deb (dpkg-deb, dpkg-shlibdeps), the unit check (systemd-analyze),
+  # helm and kubectl (npm registry package, unzip for its layer.zip)
+  dpkg-dev systemd npm unzip
 )
 
 missing=()

@@ -25,6 +25,20 @@ fi
 grep -q 'bad-slo.yaml: spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: 150' \
   "$WORK/badcfg.out" || { cat "$WORK/badcfg.out" >&2; fail "bad --config error lacks file/field"; }
 printf 'resourceUsedThresholdWithBE:\n  enable: true\n  cpuSuppressPolicy: cfsQuota\n' >"$WORK/slo.yaml"
+# --check: the same refusal without starting anything; a good config is printed back.
+if "$BIN" --check --config="$WORK/bad-slo.yaml" >"$WORK/check-bad.out" 2>&1; then
+  fail "--check accepted an out-of-range percent"
+fi
+grep -q 'bad-slo.yaml: spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: 150' \
+  "$WORK/check-bad.out" || { cat "$WORK/check-bad.out" >&2; fail "--check error lacks file/field"; }
+"$BIN" --check --addr=127.0.0.1:1 --config="$WORK/slo.yaml" >"$WORK/check.out" 2>&1 ||
+  { cat "$WORK/check.out" >&2; fail "--check refused a good config"; }
+grep -q '"cpuSuppressPolicy": "cfsQuota"' "$WORK/check.out" ||
+  { cat "$WORK/check.out" >&2; fail "--check did not print the config it read"; }
+if "$BIN" --check --collect-res-used-interval=soon >"$WORK/check-flag.out" 2>&1; then
+  fail "--check accepted a bad duration"
+fi
+grep -q 'collect-res-used-interval' "$WORK/check-flag.out" || fail "--check flag error does not name the flag"
 
 start_agent "$BIN" "$WORK/agent.log" --v=2 --kubelet-addr=127.0.0.1 \
   --kubelet-secure-port="$KUBELET_PORT" --kubelet-token-file="$WORK/token" \
