@@ -625,6 +625,21 @@ bool FlagSet::isGiven(std::string_view name) const {
   return it != flags_.end() && it->second.given;
 }
 
+std::vector<FlagInfo> FlagSet::list() const {
+  std::vector<FlagInfo> out;
+  out.reserve(flags_.size());
+  for (const auto& [name, flag] : flags_) {
+    FlagInfo info;
+    info.name = name;
+    info.typeName = flag.isBool ? "bool" : flag.typeName;
+    info.defaultText = flag.quoteDefault ? quoteText(flag.defaultText) : flag.defaultText;
+    info.help = flag.help;
+    info.implemented = !flag.notImplemented;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 std::string FlagSet::usage() const {
   std::string out;
   for (const auto& [name, flag] : flags_) {

@@ -44,6 +44,15 @@ Result<std::vector<std::string>> parseCommaList(std::string_view text);
 // Go's FormatFloat(f, 'g', -1, 64): the shortest text that reads back the same.
 std::string formatGoFloat(double value);
 
+// One registered flag as documentation sees it (README's flag reference).
+struct FlagInfo {
+  std::string name;         // without dashes
+  std::string typeName;     // "bool" for booleans (usage() shows none, as Go's does)
+  std::string defaultText;  // the default as usage() writes it: strings quoted, even ""
+  std::string help;
+  bool implemented = true;  // false: accepted for koordlet compatibility, no effect
+};
+
 // The value types a flag can have; used for not-implemented flags, whose value
 // is checked but stored nowhere.
 enum class FlagType { kString, kBool, kInt, kInt64, kUint64, kDouble, kDuration, kStringSlice };
@@ -89,6 +98,8 @@ class FlagSet {
   // Names of not-implemented flags set on the command line, in first-use order.
   const std::vector<std::string>& notImplementedGiven() const { return notImplementedGiven_; }
   bool has(std::string_view name) const { return flags_.find(name) != flags_.end(); }
+  // Every registered flag, sorted by name. The -h/-help builtin is not among them.
+  std::vector<FlagInfo> list() const;
 
   // Every flag, sorted by name, in the layout of Go's PrintDefaults:
   //   "  -addr string\n    \tport of koordlet server (default \":9316\")\n"

@@ -157,6 +157,15 @@ std::string gateList() {
   return out;
 }
 
+// Bound to Options fields already, but the module that reads them lands with a
+// later milestone; until then setting them changes nothing, so say so.
+constexpr const char* kNotYetUsed[] = {
+    "var-lib-kubelet-dir",  // cpu manager state, pod volumes: later milestones
+    // The node address comes from NODE_IP or --kubelet-addr (there is no Node
+    // informer to pick an address type from).
+    "kubelet-preferred-address-type",
+};
+
 // Registers every flag koordlet has (reference §1.1-§1.5), controller-runtime's
 // --kubeconfig, klog's flags and our own, bound into `o`. Defaults come from the
 // values already in `o` (host paths already switched for hostMode).
@@ -491,14 +500,6 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
     if (Status st = fs.parse(args); !st) return st.error();
     opts.showHelp = fs.helpRequested();
     opts.ignored = fs.notImplementedGiven();
-    // Bound to Options fields already, but the module that reads them lands with a
-    // later milestone; until then setting them changes nothing, so say so.
-    static const char* const kNotYetUsed[] = {
-        "var-lib-kubelet-dir",  // cpu manager state, pod volumes: later milestones
-        // The node address comes from NODE_IP or --kubelet-addr (there is no Node
-        // informer to pick an address type from).
-        "kubelet-preferred-address-type",
-    };
     for (const char* name : kNotYetUsed) {
       if (fs.isGiven(name)) opts.ignored.emplace_back(name);
     }
@@ -537,6 +538,46 @@ std::string usageText() {
   FlagSet fs;
   registerFlags(fs, scratch, /*hostMode=*/false);
   return "Usage of koordlet:\n" + fs.usage();
+}
+
+std::vector<FlagDoc> flagDocs() {
+  // Registered once per mode: the flag set is the same, some defaults are not.
+  Options daemonSet;
+  FlagSet fs;
+  registerFlags(fs, daemonSet, /*hostMode=*/false);
+  Options host;
+  useHostModePaths(host.paths);
+  FlagSet hostFs;
+  registerFlags(hostFs, host, /*hostMode=*/true);
+  const std::vector<FlagInfo> hostFlags = hostFs.list();
+
+  std::vector<FlagDoc> out;
+  for (const FlagInfo& f : fs.list()) {
+    FlagDoc d;
+    d.name = f.name;
+    d.typeName = f.typeName;
+    d.defaultText = f.defaultText;
+    d.hostModeDefault = f.defaultText;
+    for (const FlagInfo& h : hostFlags) {
+      if (h.name == f.name) d.hostModeDefault = h.defaultText;
+    }
+    d.help = f.help;
+    d.implemented = f.implemented;
+    for (const char* name : kNotYetUsed) {
+      if (f.name == name) d.implemented = false;
+    }
+    out.push_back(std::move(d));
+  }
+  if (!fs.has("help") && !fs.has("h")) {
+    FlagDoc help;
+    help.name = "help";
+    help.alias = "h";
+    help.typeName = "bool";
+    help.defaultText = help.hostModeDefault = "false";
+    help.help = "Print the flags with their types, defaults and meanings, and exit.";
+    out.push_back(std::move(help));
+  }
+  return out;
 }
 
 }  // namespace koord

@@ -113,4 +113,20 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
 // The --help text: every flag with its type, default and meaning.
 std::string usageText();
 
+// One flag as README's reference shows it, in both deployment modes.
+struct FlagDoc {
+  std::string name;             // without dashes
+  std::string alias;            // another spelling ("h" for "help"), or ""
+  std::string typeName;         // "bool", "string", "duration", ...
+  std::string defaultText;      // DaemonSet mode, as --help writes it (strings quoted)
+  std::string hostModeDefault;  // with agent_mode=hostMode
+  std::string help;             // may hold '\n' (the feature gate list)
+  // false: accepted for koordlet compatibility (or bound to a module that has not
+  // landed) and has no effect.
+  bool implemented = true;
+};
+
+// Every flag parseOptions() accepts, sorted by name, then the -h/--help builtin.
+std::vector<FlagDoc> flagDocs();
+
 }  // namespace koord

@@ -11,14 +11,23 @@ using prometheus::BuildCounter;
 using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
 
-namespace {
-
-prometheus::Family<prometheus::Gauge>& gaugeFamily(prometheus::Registry& reg, const char* name,
-                                                   const char* help) {
-  return BuildGauge().Name(name).Help(help).Register(reg);
+prometheus::Family<prometheus::Gauge>& Exporter::gaugeFamily(const std::string& name,
+                                                             const std::string& help) {
+  families_.push_back(name);
+  return BuildGauge().Name(name).Help(help).Register(*registry_);
 }
 
-}  // namespace
+prometheus::Family<prometheus::Counter>& Exporter::counterFamily(const std::string& name,
+                                                                 const std::string& help) {
+  families_.push_back(name);
+  return BuildCounter().Name(name).Help(help).Register(*registry_);
+}
+
+prometheus::Family<prometheus::Histogram>& Exporter::histogramFamily(const std::string& name,
+                                                                     const std::string& help) {
+  families_.push_back(name);
+  return BuildHistogram().Name(name).Help(help).Register(*registry_);
+}
 
 void SweptGauges::sweep() {
   for (auto it = live_.begin(); it != live_.end();) {
@@ -35,275 +44,168 @@ void SweptGauges::sweep() {
 Exporter::Exporter(std::string nodeName, std::string version)
     : node_(std::move(nodeName)),
       registry_(std::make_shared<prometheus::Registry>()),
-      podCpu_(gaugeFamily(*registry_, "koordlet_pod_cpu_usage_cores",
-                          "CPU used by a pod's cgroup, in cores")),
-      podMemory_(gaugeFamily(*registry_, "koordlet_pod_memory_usage_bytes",
+      podCpu_(gaugeFamily("koordlet_pod_cpu_usage_cores", "CPU used by a pod's cgroup, in cores")),
+      podMemory_(gaugeFamily("koordlet_pod_memory_usage_bytes",
                              "Memory used by a pod's cgroup without page cache "
                              "(anon + unevictable), in bytes")),
-      podThrottled_(gaugeFamily(*registry_, "koordlet_pod_cpu_throttled_ratio",
+      podThrottled_(gaugeFamily("koordlet_pod_cpu_throttled_ratio",
                                 "Share of CFS periods in which a pod was throttled")),
-      containerCpu_(gaugeFamily(*registry_, "koordlet_container_cpu_usage_cores",
-                                "CPU used by a container, in cores")),
-      containerMemory_(gaugeFamily(*registry_, "koordlet_container_memory_usage_bytes",
+      containerCpu_(
+          gaugeFamily("koordlet_container_cpu_usage_cores", "CPU used by a container, in cores")),
+      containerMemory_(gaugeFamily("koordlet_container_memory_usage_bytes",
                                    "Memory used by a container without page cache, in bytes")),
-      containerThrottled_(gaugeFamily(*registry_, "koordlet_container_cpu_throttled_ratio",
+      containerThrottled_(gaugeFamily("koordlet_container_cpu_throttled_ratio",
                                       "Share of CFS periods in which a container was throttled")),
-      containerRequests_(gaugeFamily(*registry_, "koordlet_container_resource_requests",
+      containerRequests_(gaugeFamily("koordlet_container_resource_requests",
                                      "the container requests of resources updated by koordinator")),
-      containerLimits_(gaugeFamily(*registry_, "koordlet_container_resource_limits",
+      containerLimits_(gaugeFamily("koordlet_container_resource_limits",
                                    "the container limits of resources updated by koordinator")),
-      podPsi_(gaugeFamily(*registry_, "koordlet_pod_psi", "Pod psi collected by koordlet")),
-      containerPsi_(
-          gaugeFamily(*registry_, "koordlet_container_psi", "Container psi collected by koordlet")),
-      scaledBurst_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_burst_us",
+      podPsi_(gaugeFamily("koordlet_pod_psi", "Pod psi collected by koordlet")),
+      containerPsi_(gaugeFamily("koordlet_container_psi", "Container psi collected by koordlet")),
+      scaledBurst_(gaugeFamily("koordlet_container_scaled_cfs_burst_us",
                                "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
-      scaledQuota_(gaugeFamily(*registry_, "koordlet_container_scaled_cfs_quota_us",
+      scaledQuota_(gaugeFamily("koordlet_container_scaled_cfs_quota_us",
                                "cpu.cfs_quota_us the CPU burst strategy intends for a container")),
       resctrlLlc_(
-          gaugeFamily(*registry_, "koordlet_resctrl_llc_occupancy",
+          gaugeFamily("koordlet_resctrl_llc_occupancy",
                       "resctrl default qos(LSR, LS, BE) llc occupancy collected by koordlet, "
                       "in bytes, per L3 cache id")),
-      resctrlMb_(gaugeFamily(*registry_, "koordlet_resctrl_memory_bandwidth",
+      resctrlMb_(gaugeFamily("koordlet_resctrl_memory_bandwidth",
                              "resctrl default qos(LSR, LS, BE) memory bandwidth collected by "
                              "koordlet: the kernel's cumulative MBM byte counter, per L3 cache id "
                              "and mb_type")) {
-  auto& reg = *registry_;
   const prometheus::Labels node{{"node", node_}};
 
-  startTime_ = &BuildGauge()
-                    .Name("koordlet_start_time")
-                    .Help("the start time of koordlet")
-                    .Register(reg)
-                    .Add(node);
-  nodeCpu_ = &BuildGauge()
-                  .Name("koordlet_node_used_cpu_cores")
-                  .Help("Number of cpu cores used by node in realtime")
-                  .Register(reg)
-                  .Add(node);
-  nodeMemory_ = &BuildGauge()
-                     .Name("koordlet_node_used_memory_bytes")
-                     .Help("Number of memory used by node in realtime")
-                     .Register(reg)
-                     .Add(node);
-  nodeMemoryTotal_ = &BuildGauge()
-                          .Name("koordlet_node_memory_total_bytes")
-                          .Help("MemTotal of the node from /proc/meminfo")
-                          .Register(reg)
-                          .Add(node);
+  startTime_ = &gaugeFamily("koordlet_start_time", "the start time of koordlet").Add(node);
+  nodeCpu_ =
+      &gaugeFamily("koordlet_node_used_cpu_cores", "Number of cpu cores used by node in realtime")
+           .Add(node);
+  nodeMemory_ =
+      &gaugeFamily("koordlet_node_used_memory_bytes", "Number of memory used by node in realtime")
+           .Add(node);
+  nodeMemoryTotal_ =
+      &gaugeFamily("koordlet_node_memory_total_bytes", "MemTotal of the node from /proc/meminfo")
+           .Add(node);
   const char* loadNames[] = {"koordlet_node_load1", "koordlet_node_load5", "koordlet_node_load15"};
   const char* loadHelp[] = {"1-minute load average of the node",
                             "5-minute load average of the node",
                             "15-minute load average of the node"};
   for (int i = 0; i < 3; ++i) {
-    load_[i] = &BuildGauge().Name(loadNames[i]).Help(loadHelp[i]).Register(reg).Add(node);
+    load_[i] = &gaugeFamily(loadNames[i], loadHelp[i]).Add(node);
   }
-  psi_ = &BuildGauge()
-              .Name("koordlet_node_psi")
-              .Help(
-                  "Node pressure stall information: percent of time stalled, by resource, "
-                  "window and degree (labels as koordlet's pod_psi)")
-              .Register(reg);
-  psiStalled_ = &BuildCounter()
-                     .Name("koordlet_node_psi_stalled_seconds_total")
-                     .Help("Cumulative time tasks on the node were stalled, from the PSI total")
-                     .Register(reg);
-  featureSupported_ = &BuildGauge()
-                           .Name("koordlet_feature_supported")
-                           .Help(
-                               "Whether this host supports an optional kernel feature the "
-                               "agent uses (1) or it is skipped (0)")
-                           .Register(reg);
-  collectorDuration_ = &BuildGauge()
-                            .Name("koordlet_collector_duration_seconds")
-                            .Help("Duration of the last round of a collector")
-                            .Register(reg);
-  collectorErrors_ = &BuildCounter()
-                          .Name("koordlet_collector_errors_total")
-                          .Help("Errors met by a collector: files unreadable or malformed")
-                          .Register(reg);
-  resourceUpdate_ = &BuildHistogram()
-                         .Name("koordlet_resource_update_duration_milliseconds")
-                         .Help(
-                             "Time of one cgroup write attempt by the executor (read, compare, "
-                             "write), by outcome")
-                         .Register(reg);
-  runtimeHook_ = &BuildHistogram()
-                      .Name("koordlet_runtime_hook_invoked_duration_milliseconds")
-                      .Help(
-                          "Time of one runtime hook run inside an NRI call, by hook, stage "
-                          "and outcome")
-                      .Register(reg);
-  nriEnabled_ = &BuildGauge()
-                     .Name("koordlet_nri_enabled")
-                     .Help("1 when the NRI plugin is turned on (--enable-nri-runtime-hook)")
-                     .Register(reg)
+  psi_ = &gaugeFamily("koordlet_node_psi",
+                      "Node pressure stall information: percent of time stalled, by resource, "
+                      "window and degree (labels as koordlet's pod_psi)");
+  psiStalled_ =
+      &counterFamily("koordlet_node_psi_stalled_seconds_total",
+                     "Cumulative time tasks on the node were stalled, from the PSI total");
+  featureSupported_ = &gaugeFamily("koordlet_feature_supported",
+                                   "Whether this host supports an optional kernel feature the "
+                                   "agent uses (1) or it is skipped (0)");
+  collectorDuration_ = &gaugeFamily("koordlet_collector_duration_seconds",
+                                    "Duration of the last round of a collector");
+  collectorErrors_ = &counterFamily("koordlet_collector_errors_total",
+                                    "Errors met by a collector: files unreadable or malformed");
+  resourceUpdate_ = &histogramFamily(
+      "koordlet_resource_update_duration_milliseconds",
+      "Time of one cgroup write attempt by the executor (read, compare, write), by outcome");
+  runtimeHook_ = &histogramFamily(
+      "koordlet_runtime_hook_invoked_duration_milliseconds",
+      "Time of one runtime hook run inside an NRI call, by hook, stage and outcome");
+  nriEnabled_ = &gaugeFamily("koordlet_nri_enabled",
+                             "1 when the NRI plugin is turned on (--enable-nri-runtime-hook)")
                      .Add({{"node", node_}});
-  nriConnected_ = &BuildGauge()
-                       .Name("koordlet_nri_connected")
-                       .Help(
-                           "1 while the NRI plugin is registered and synchronized with the "
-                           "container runtime")
-                       .Register(reg)
-                       .Add({{"node", node_}});
-  nriState_ = &BuildGauge()
-                   .Name("koordlet_nri_state")
-                   .Help("The NRI client's state, one series per state, 1 for the current one")
-                   .Register(reg);
-  nriAttempts_ = &BuildCounter()
-                      .Name("koordlet_nri_connection_attempts_total")
-                      .Help("Connection attempts to the container runtime's NRI socket")
-                      .Register(reg)
+  nriConnected_ =
+      &gaugeFamily(
+           "koordlet_nri_connected",
+           "1 while the NRI plugin is registered and synchronized with the container runtime")
+           .Add({{"node", node_}});
+  nriState_ = &gaugeFamily("koordlet_nri_state",
+                           "The NRI client's state, one series per state, 1 for the current one");
+  nriAttempts_ = &counterFamily("koordlet_nri_connection_attempts_total",
+                                "Connection attempts to the container runtime's NRI socket")
                       .Add({{"node", node_}});
-  nriConnects_ = &BuildCounter()
-                      .Name("koordlet_nri_connects_total")
-                      .Help("NRI sessions that registered and synchronized")
-                      .Register(reg)
-                      .Add({{"node", node_}});
-  nriDisconnects_ = &BuildCounter()
-                         .Name("koordlet_nri_disconnects_total")
-                         .Help(
-                             "Synchronized NRI sessions that ended (runtime restart, protocol "
-                             "error, timeout)")
-                         .Register(reg)
-                         .Add({{"node", node_}});
-  beSuppress_ = &BuildGauge()
-                     .Name("koordlet_be_suppress_cpu_cores")
-                     .Help("CPU cores best-effort pods may use under CPU suppress, by policy")
-                     .Register(reg);
-  beSuppressLs_ = &BuildGauge()
-                       .Name("koordlet_be_suppress_ls_used_cpu_cores")
-                       .Help("CPU cores used by non-BE pods, as CPU suppress saw them")
-                       .Register(reg)
+  nriConnects_ =
+      &counterFamily("koordlet_nri_connects_total", "NRI sessions that registered and synchronized")
+           .Add({{"node", node_}});
+  nriDisconnects_ =
+      &counterFamily(
+           "koordlet_nri_disconnects_total",
+           "Synchronized NRI sessions that ended (runtime restart, protocol error, timeout)")
+           .Add({{"node", node_}});
+  beSuppress_ = &gaugeFamily("koordlet_be_suppress_cpu_cores",
+                             "CPU cores best-effort pods may use under CPU suppress, by policy");
+  beSuppressLs_ = &gaugeFamily("koordlet_be_suppress_ls_used_cpu_cores",
+                               "CPU cores used by non-BE pods, as CPU suppress saw them")
                        .Add(node);
-  beSuppressBe_ = &BuildGauge()
-                       .Name("koordlet_be_suppress_be_used_cpu_cores")
-                       .Help("CPU cores used by BE pods, as CPU suppress saw them")
-                       .Register(reg)
+  beSuppressBe_ = &gaugeFamily("koordlet_be_suppress_be_used_cpu_cores",
+                               "CPU cores used by BE pods, as CPU suppress saw them")
                        .Add(node);
-  resctrlWrites_ = &BuildCounter()
-                        .Name("koordlet_resctrl_writes_total")
-                        .Help(
-                            "resctrl group creations, schemata lines and task moves by the "
-                            "resctrl writer, by outcome")
-                        .Register(reg);
-  strategyDuration_ = &BuildGauge()
-                           .Name("koordlet_qos_strategy_duration_seconds")
-                           .Help("Duration of the last run of a QoS strategy, writes included")
-                           .Register(reg);
-  configGeneration_ = &BuildGauge()
-                           .Name("koordlet_config_generation")
-                           .Help("Loads of the --config file accepted so far (1 after start)")
-                           .Register(reg)
+  resctrlWrites_ = &counterFamily(
+      "koordlet_resctrl_writes_total",
+      "resctrl group creations, schemata lines and task moves by the resctrl writer, by outcome");
+  strategyDuration_ = &gaugeFamily("koordlet_qos_strategy_duration_seconds",
+                                   "Duration of the last run of a QoS strategy, writes included");
+  configGeneration_ = &gaugeFamily("koordlet_config_generation",
+                                   "Loads of the --config file accepted so far (1 after start)")
                            .Add(node);
-  configErrors_ = &BuildCounter()
-                       .Name("koordlet_config_reload_errors_total")
-                       .Help("Reloads of the --config file rejected; the last good config stays")
-                       .Register(reg)
-                       .Add(node);
-  configGood_ = &BuildGauge()
-                     .Name("koordlet_config_last_reload_successful")
-                     .Help("1 when the last read of the --config file was accepted, else 0")
-                     .Register(reg)
+  configErrors_ =
+      &counterFamily("koordlet_config_reload_errors_total",
+                     "Reloads of the --config file rejected; the last good config stays")
+           .Add(node);
+  configGood_ = &gaugeFamily("koordlet_config_last_reload_successful",
+                             "1 when the last read of the --config file was accepted, else 0")
                      .Add(node);
-  kubeletUp_ = &BuildGauge()
-                    .Name("koordlet_kubelet_up")
-                    .Help("Whether the kubelet answered the last probe (pods are known)")
-                    .Register(reg)
+  kubeletUp_ = &gaugeFamily("koordlet_kubelet_up",
+                            "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);
 
-  kubeletDuration_ = &BuildHistogram()
-                          .Name("koordlet_kubelet_request_duration_seconds")
-                          .Help("kubelet http request duration in seconds")
-                          .Register(reg);
-  kubeletErrors_ = &BuildCounter()
-                        .Name("koordlet_kubelet_request_errors_total")
-                        .Help(
-                            "kubelet /pods/ requests whose reply was refused, by reason: "
-                            "transport, status, invalid, empty")
-                        .Register(reg);
-  podCount_ = &BuildGauge()
-                   .Name("koordlet_kubelet_pods")
-                   .Help("Pods in the last good pod list from the kubelet")
-                   .Register(reg)
-                   .Add(node);
-  beCpu_ = &BuildGauge()
-                .Name("koordlet_be_cpu_cores")
-                .Help(
-                    "Best-effort CPU on the node: usage of the besteffort QoS cgroup, the sum "
-                    "of BE pods' batch-cpu requests, and the real limit, in cores")
-                .Register(reg);
-  cacheSeries_ = &BuildGauge()
-                      .Name("koordlet_metric_cache_series")
-                      .Help("Series held in the in-memory metric cache")
-                      .Register(reg)
-                      .Add({});
-  cacheBytes_ = &BuildGauge()
-                     .Name("koordlet_metric_cache_bytes")
-                     .Help("Bytes held by the in-memory metric cache (rings and keys)")
-                     .Register(reg)
+  kubeletDuration_ = &histogramFamily("koordlet_kubelet_request_duration_seconds",
+                                      "kubelet http request duration in seconds");
+  kubeletErrors_ = &counterFamily("koordlet_kubelet_request_errors_total",
+                                  "kubelet /pods/ requests whose reply was refused, by reason: "
+                                  "transport, status, invalid, empty");
+  podCount_ =
+      &gaugeFamily("koordlet_kubelet_pods", "Pods in the last good pod list from the kubelet")
+           .Add(node);
+  beCpu_ = &gaugeFamily("koordlet_be_cpu_cores",
+                        "Best-effort CPU on the node: usage of the besteffort QoS cgroup, the sum "
+                        "of BE pods' batch-cpu requests, and the real limit, in cores");
+  cacheSeries_ =
+      &gaugeFamily("koordlet_metric_cache_series", "Series held in the in-memory metric cache")
+           .Add({});
+  cacheBytes_ = &gaugeFamily("koordlet_metric_cache_bytes",
+                             "Bytes held by the in-memory metric cache (rings and keys)")
                      .Add({});
 
-  BuildGauge()
-      .Name("koordlet_build_info")
-      .Help("Build information of the agent; the value is always 1")
-      .Register(reg)
+  gaugeFamily("koordlet_build_info", "Build information of the agent; the value is always 1")
       .Add({{"version", version}, {"compiler", "g++ " __VERSION__}})
       .Set(1);
 
-  processCpu_ = &BuildCounter()
-                     .Name("process_cpu_seconds_total")
-                     .Help("Total user and system CPU time spent in seconds")
-                     .Register(reg)
-                     .Add({});
-  processRss_ = &BuildGauge()
-                     .Name("process_resident_memory_bytes")
-                     .Help("Resident memory size in bytes")
-                     .Register(reg)
-                     .Add({});
-  processVirtual_ = &BuildGauge()
-                         .Name("process_virtual_memory_bytes")
-                         .Help("Virtual memory size in bytes")
-                         .Register(reg)
-                         .Add({});
-  processOpenFds_ = &BuildGauge()
-                         .Name("process_open_fds")
-                         .Help("Number of open file descriptors")
-                         .Register(reg)
-                         .Add({});
-  processMaxFds_ = &BuildGauge()
-                        .Name("process_max_fds")
-                        .Help("Maximum number of open file descriptors")
-                        .Register(reg)
-                        .Add({});
-  processStart_ = &BuildGauge()
-                       .Name("process_start_time_seconds")
-                       .Help("Start time of the process since unix epoch in seconds")
-                       .Register(reg)
+  processCpu_ =
+      &counterFamily("process_cpu_seconds_total", "Total user and system CPU time spent in seconds")
+           .Add({});
+  processRss_ =
+      &gaugeFamily("process_resident_memory_bytes", "Resident memory size in bytes").Add({});
+  processVirtual_ =
+      &gaugeFamily("process_virtual_memory_bytes", "Virtual memory size in bytes").Add({});
+  processOpenFds_ = &gaugeFamily("process_open_fds", "Number of open file descriptors").Add({});
+  processMaxFds_ =
+      &gaugeFamily("process_max_fds", "Maximum number of open file descriptors").Add({});
+  processStart_ = &gaugeFamily("process_start_time_seconds",
+                               "Start time of the process since unix epoch in seconds")
                        .Add({});
-  processThreads_ = &BuildGauge()
-                         .Name("koordlet_process_threads")
-                         .Help("Number of OS threads of the agent")
-                         .Register(reg)
-                         .Add({});
+  processThreads_ =
+      &gaugeFamily("koordlet_process_threads", "Number of OS threads of the agent").Add({});
 
-  httpRequests_ = &BuildCounter()
-                       .Name("koordlet_http_requests_total")
-                       .Help("HTTP requests served, by route and status code")
-                       .Register(reg);
-  httpOpen_ = &BuildGauge()
-                   .Name("koordlet_http_open_connections")
-                   .Help("HTTP connections open now")
-                   .Register(reg)
-                   .Add({});
-  httpTimeouts_ = &BuildCounter()
-                       .Name("koordlet_http_connection_timeouts_total")
-                       .Help("HTTP connections closed by a read, write or idle timeout")
-                       .Register(reg)
+  httpRequests_ = &counterFamily("koordlet_http_requests_total",
+                                 "HTTP requests served, by route and status code");
+  httpOpen_ = &gaugeFamily("koordlet_http_open_connections", "HTTP connections open now").Add({});
+  httpTimeouts_ = &counterFamily("koordlet_http_connection_timeouts_total",
+                                 "HTTP connections closed by a read, write or idle timeout")
                        .Add({});
-  httpRejected_ = &BuildCounter()
-                       .Name("koordlet_http_rejected_requests_total")
-                       .Help("HTTP requests refused as too large or malformed")
-                       .Register(reg)
+  httpRejected_ = &counterFamily("koordlet_http_rejected_requests_total",
+                                 "HTTP requests refused as too large or malformed")
                        .Add({});
 }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -137,14 +138,26 @@ class Exporter {
   // The text exposition format (version 0.0.4).
   std::string render() const;
   prometheus::Registry& registry() { return *registry_; }
+  // Every family registered, in registration order. The registry cannot list a
+  // family with no series, so README's metric reference starts from this list.
+  const std::vector<std::string>& familyNames() const { return families_; }
 
  private:
   // Advances a counter that mirrors a cumulative source value (kernel totals,
   // CPU seconds); a source that went backwards (restart) is taken as a fresh start.
   static void mirror(prometheus::Counter& counter, double& last, double now);
 
+  // Every family is registered through these, so familyNames() has them all.
+  prometheus::Family<prometheus::Gauge>& gaugeFamily(const std::string& name,
+                                                     const std::string& help);
+  prometheus::Family<prometheus::Counter>& counterFamily(const std::string& name,
+                                                         const std::string& help);
+  prometheus::Family<prometheus::Histogram>& histogramFamily(const std::string& name,
+                                                             const std::string& help);
+
   std::string node_;
   std::shared_ptr<prometheus::Registry> registry_;
+  std::vector<std::string> families_;  // before the SweptGauges, which register in init
 
   prometheus::Gauge* startTime_;
   prometheus::Gauge* nodeCpu_;

@@ -127,7 +127,8 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "metric-cache-node-retention",
                                             "metric-cache-pod-retention",
                                             "node-reservation",
-                                            "kubelet-cpu-manager-policy"};
+                                            "kubelet-cpu-manager-policy",
+                                            "check"};
 
 // A valid value for a flag, by the type usageText() shows for it.
 std::string sampleValue(const std::string& usage, const std::string& name) {

@@ -5,18 +5,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
+
+#include "metrics/metric_origin.h"
 
 namespace koord::test {
 
 const std::vector<std::string>& koordletLintExceptions() {
-  static const std::vector<std::string> kNames = {
-      "koordlet_resource_update_duration_milliseconds",
-      "koordlet_runtime_hook_invoked_duration_milliseconds",
-      "koordlet_runtime_hook_reconciler_invoked_duration_milliseconds",
-      "koordlet_container_scaled_cfs_burst_us",
-      "koordlet_container_scaled_cfs_quota_us",
-  };
+  static const std::vector<std::string> kNames(std::begin(kKoordletMetricNames),
+                                               std::end(kKoordletMetricNames));
   return kNames;
 }
 

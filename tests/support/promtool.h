@@ -1,7 +1,7 @@
 // promtool: lints an exposition with the real `promtool check metrics` (Debian's
 // prometheus package). koordlet's own metric names win where they clash with the
-// naming lint (reference koordlet.md §6): those names are listed once here, and a
-// problem promtool reports about one of them is not a problem.
+// naming lint (reference koordlet.md §6): a problem promtool reports about one of
+// the names in metrics/metric_origin.h (the one list of them) is not a problem.
 #pragma once
 
 #include <string>
@@ -9,7 +9,8 @@
 
 namespace koord::test {
 
-// koordlet names the lint flags: *_milliseconds, *_us, counters without _total.
+// koordlet's names (kKoordletMetricNames), which the lint may flag: *_milliseconds,
+// *_us, counters without _total.
 const std::vector<std::string>& koordletLintExceptions();
 
 struct PromtoolResult {
