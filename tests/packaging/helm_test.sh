@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # packaging-helm: the chart in packaging/charts/koordlet lints and renders with its
-# defaults and with every value set (values-all.yaml); every rendered manifest
-# decodes as a Kubernetes object with kubectl, offline; the rendered objects carry
+# defaults and with every value set (values-all.yaml); the rendered manifests
+# decode as Kubernetes objects (`kubectl create --dry-run=client -o yaml
+# --validate=false`, its discovery answered by a stand-in serving a real API
+# server's captured discovery documents); the rendered objects carry
 # what the values say (args, mounts, env, probes, image, resources, RBAC, security
 # context); and every arg the DaemonSet passes, with the rendered NodeSLO file, is
 # accepted by our own flag and config parser (koordlet --check). Negative controls
@@ -9,7 +11,7 @@
 #
 # Usage: helm_test.sh path/to/koordlet
 # Tools: helm and kubectl from /opt/koordlet-cpp/tools/bin (packaging/install-deps.sh);
-# python3 for the one deep JSON comparison.
+# python3 for the discovery stand-in and the one deep JSON comparison.
 set -euo pipefail
 
 BIN=$(realpath "${1:?usage: helm_test.sh path/to/koordlet}")
@@ -30,7 +32,8 @@ fi
 command -v python3 >/dev/null || skip "python3 missing (packaging/install-deps.sh installs it)"
 
 # No cluster and no user configuration: nothing below may read ~/.kube, a
-# KUBECONFIG or in-cluster settings, or open a connection.
+# KUBECONFIG or in-cluster settings, or open a connection but to the discovery
+# stand-in (kcreate).
 export HOME=$WORK/home KUBECONFIG=/dev/null
 export HELM_CACHE_HOME=$WORK/helm/cache HELM_CONFIG_HOME=$WORK/helm/config \
   HELM_DATA_HOME=$WORK/helm/data
@@ -46,10 +49,8 @@ expect() {
 }
 
 # kdecode FILE [kubectl output flags]: decodes every object of FILE on the client
-# alone. `kubectl create --dry-run=client` cannot do that offline: it asks the API
-# server's discovery which resource each kind is (shown below). `label --local`
-# builds the objects from the file without any mapping or server; the label it adds
-# exists only in its output.
+# alone, for reading fields: `label --local` builds the objects from the file
+# without any mapping or server; the label it adds exists only in its output.
 kdecode() {
   local f=$1
   shift
@@ -78,16 +79,71 @@ render() {
   ok
 }
 
-# decode_all NAME: every rendered document decodes, offline, and kubectl sees as many
-# objects as helm rendered.
-decode_all() {
-  local dir=$WORK/$1 want got
-  kdecode "$dir/all.yaml" -o yaml >"$dir/decoded.yaml" 2>"$dir/decode.err" ||
-    { cat "$dir/decode.err" >&2; fail "$1: kubectl could not decode the rendered manifests"; }
-  want=$(grep -c '^kind: ' "$dir/all.yaml")
-  got=$(kdecode "$dir/all.yaml" -o jsonpath='{.kind}{"\n"}' | grep -c .)
-  expect "$1: objects decoded" "$got" "$want"
+# --- discovery stand-in ----------------------------------------------------------
+# `kubectl create --dry-run=client` writes nothing, but first maps each object's
+# kind to a resource through the API server's discovery (GET /api, /apis and each
+# group version's resource list), and no API server can run here. The stand-in
+# serves only those documents, as a real k0s v1.21 kube-apiserver answered them,
+# plus a hand-written resource list for the Prometheus Operator's ServiceMonitor
+# (a CRD: no capture has it); anything else gets 404 and is logged
+# (tests/support/kube_discovery/discovery_server.py).
+DISCOVERY=$ROOT/tests/fixtures/kube-discovery
+start_discovery() {
+  python3 "$ROOT/tests/support/kube_discovery/discovery_server.py" "$WORK/discovery.log" \
+    "$DISCOVERY/k0s-v1.21.0-k0s.0" "$DISCOVERY/crd-monitoring.coreos.com" \
+    >"$WORK/discovery.port" 2>"$WORK/discovery.err" &
+  PIDS+=("$!")
+  disown # the trap kills it: no job report for that
+  local port=""
+  for _ in $(seq 1 100); do
+    port=$(head -n1 "$WORK/discovery.port")
+    [ -n "$port" ] && break
+    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$WORK/discovery.err" >&2; fail "the discovery stand-in exited at start"; }
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "the discovery stand-in did not print its port within 10 s"
+  cat >"$WORK/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: discovery-stand-in
+  cluster: {server: "http://127.0.0.1:$port"}
+contexts:
+- name: discovery-stand-in
+  context: {cluster: discovery-stand-in}
+current-context: discovery-stand-in
+EOF
 }
+# kcreate FILE: `kubectl create --dry-run=client` through the stand-in. Each run
+# gets an empty discovery cache in $WORK, so each one reads the stand-in.
+kcreate() {
+  "$KUBECTL" --kubeconfig="$WORK/kubeconfig" --cache-dir="$(mktemp -d "$WORK/kube-cache.XXXXXX")" \
+    create --dry-run=client -o yaml --validate=false -f "$1"
+}
+# kinds_of FILE: "apiVersion kind" of each top-level document of a multi-document
+# YAML file, sorted.
+kinds_of() {
+  awk '/^---/ { if (k != "") print a " " k; a = k = "" }
+    /^apiVersion: / { a = $2 } /^kind: / { k = $2 }
+    END { if (k != "") print a " " k }' "$1" | sort
+}
+
+# decode_all NAME: `kubectl create --dry-run=client` takes every rendered object,
+# and prints (one YAML document each) as many objects, of the same apiVersions and
+# kinds, as helm rendered.
+decode_all() {
+  local dir=$WORK/$1
+  kcreate "$dir/all.yaml" >"$dir/created.yaml" 2>"$dir/create.err" ||
+    { cat "$dir/create.err" >&2; fail "$1: kubectl create --dry-run=client failed on the rendered manifests"; }
+  [ ! -s "$dir/create.err" ] || { cat "$dir/create.err" >&2; fail "$1: kubectl create warned"; }
+  kinds_of "$dir/all.yaml" >"$dir/rendered.kinds"
+  kinds_of "$dir/created.yaml" >"$dir/created.kinds"
+  [ -s "$dir/rendered.kinds" ] || fail "$1: helm rendered no object"
+  expect "$1: objects created (dry run)" "$(tr '\n' ';' <"$dir/created.kinds")" \
+    "$(tr '\n' ';' <"$dir/rendered.kinds")"
+}
+# created_kinds NAME: the kinds kubectl create printed, sorted, on one line.
+created_kinds() { cut -d' ' -f2 "$WORK/$1/created.kinds" | sort | tr '\n' ' '; }
 
 # typed_roundtrip NAME: decodes the DaemonSet into kubectl's typed apps/v1 structs
 # and back (`set env --local` adding one variable, removed again below), then checks
@@ -165,14 +221,19 @@ check_args() {
 echo "helm $("$HELM" version --template '{{.Version}}'), kubectl" \
   "$("$KUBECTL" version --client -o yaml | sed -n 's/^ *gitVersion: //p')"
 
-# --- kubectl offline -----------------------------------------------------------
+# --- kubectl: the discovery stand-in, offline decoding ---------------------------
+start_discovery
 render default
-# create --dry-run=client needs the server's discovery, which does not exist here.
-if "$KUBECTL" create --dry-run=client --validate=false -o yaml --kubeconfig=/dev/null \
-  -f "$WORK/default/all.yaml" >/dev/null 2>"$WORK/create.err"; then
-  fail "kubectl create --dry-run=client worked without a cluster: use it instead of label --local"
+# Negative control: a kind the server does not serve is refused, so the mapping
+# really goes through the stand-in's documents.
+sed 's/^kind: DaemonSet$/kind: DaemonSett/' "$WORK/default/all.yaml" >"$WORK/unknown-kind.yaml"
+grep -q '^kind: DaemonSett$' "$WORK/unknown-kind.yaml" || fail "no DaemonSet to misspell"
+if kcreate "$WORK/unknown-kind.yaml" >/dev/null 2>"$WORK/unknown-kind.err"; then
+  fail "kubectl create --dry-run=client accepted kind DaemonSett"
 fi
-grep -q 'localhost:8080' "$WORK/create.err" || { cat "$WORK/create.err" >&2; fail "kubectl create failed for another reason than the missing server"; }
+grep -q 'no matches for kind "DaemonSett" in version "apps/v1"' "$WORK/unknown-kind.err" ||
+  { cat "$WORK/unknown-kind.err" >&2; fail "kubectl create failed on DaemonSett for another reason"; }
+ok
 # label --local makes no request at all (kubectl logs each request at -v=6).
 kdecode "$WORK/default/all.yaml" -o name -v=6 >/dev/null 2>"$WORK/local.err"
 if grep -Eq 'round_trippers|GET |POST ' "$WORK/local.err"; then
@@ -191,8 +252,7 @@ args_of default >"$D/args"
 expect "default: namespaces" \
   "$(kdecode "$D/all.yaml" -o jsonpath='{.metadata.namespace}{"\n"}' | grep . | sort -u)" \
   koordinator-system
-expect "default: kinds" \
-  "$(kdecode "$D/all.yaml" -o jsonpath='{.kind}{"\n"}' | sort | tr '\n' ' ')" \
+expect "default: kinds" "$(created_kinds default)" \
   "ClusterRole ClusterRoleBinding ConfigMap DaemonSet Service ServiceAccount "
 
 DS=$D/daemonset.yaml
@@ -287,8 +347,7 @@ decode_all all
 typed_roundtrip all
 args_of all >"$A/args"
 DS=$A/daemonset.yaml
-expect "all: kinds" \
-  "$(kdecode "$A/all.yaml" -o jsonpath='{.kind}{"\n"}' | sort | tr '\n' ' ')" \
+expect "all: kinds" "$(created_kinds all)" \
   "ClusterRole ClusterRoleBinding ConfigMap DaemonSet Namespace Service ServiceAccount ServiceMonitor "
 expect "all: namespace object" "$(jp "$A/namespace.yaml" '{.kind}/{.metadata.name}')" Namespace/koordlet-test
 expect "all: namespaces" \
@@ -366,6 +425,21 @@ if [ -s "$R/clusterrole.yaml" ] || [ -s "$R/clusterrolebinding.yaml" ]; then
 fi
 check_args readonly 0
 echo "ok: kubelet read-only port"
+
+# --- the stand-in saw discovery reads only ---------------------------------------------
+# dry-run=client must never write: every request was a GET of a discovery document
+# the stand-in holds (the request log is METHOD PATH STATUS ACCEPT).
+[ -s "$WORK/discovery.log" ] || fail "kubectl made no request to the discovery stand-in"
+if grep -Ev '^GET /apis?(/[^ ?]+)?(\?timeout=[0-9]+s)? 200 ' "$WORK/discovery.log"; then
+  fail "kubectl create --dry-run=client made other requests than discovery reads (above)"
+fi
+for p in /api /apis /api/v1 /apis/apps/v1 /apis/rbac.authorization.k8s.io/v1 \
+  /apis/monitoring.coreos.com/v1; do
+  grep -q "^GET ${p}[? ]" "$WORK/discovery.log" || fail "kubectl never asked the stand-in for $p"
+done
+ok
+echo "ok: kubectl create --dry-run=client read discovery only" \
+  "($(wc -l <"$WORK/discovery.log") requests)"
 
 # --- privileged alone: no SYS_ADMIN, no Bidirectional ---------------------------------
 render privileged --set koordlet.privileged=true
