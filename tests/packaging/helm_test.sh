@@ -474,4 +474,34 @@ check_args badarg 2
 grep -q 'no-such-flag' "$WORK/badarg/check.err" || fail "badarg: the error does not name the flag"
 echo "ok: bad log level, bad NodeSLO and unknown flag fail koordlet --check"
 
+# --- the chart README documents every value, and only values that exist ----------------
+# Keys of values.yaml by indentation (block YAML, as the file is written); a documented
+# key stands for everything under it (resources, nodeSLO, ...).
+if ! python3 - "$CHART/values.yaml" "$CHART/README.md" >"$WORK/values-doc.out" 2>&1 <<'PY'
+import re, sys
+paths, stack = set(), []
+for line in open(sys.argv[1]):
+    m = re.match(r"^( *)([A-Za-z][A-Za-z0-9]*):", line)
+    if not m:
+        continue
+    depth = len(m.group(1)) // 2
+    stack = stack[:depth] + [m.group(2)]
+    paths.add(".".join(stack))
+doc = set(re.findall(r"^\| `([A-Za-z][A-Za-z0-9.]*)` \|", open(sys.argv[2]).read(), re.M))
+problems = [f"README documents `{d}`, which values.yaml does not have" for d in sorted(doc - paths)]
+leaves = {p for p in paths if not any(q.startswith(p + ".") for q in paths)}
+for leaf in sorted(leaves):
+    parts = leaf.split(".")
+    if not any(".".join(parts[:i]) in doc for i in range(1, len(parts) + 1)):
+        problems.append(f"values.yaml has `{leaf}`, which README does not document")
+print("\n".join(problems) if problems else f"{len(doc)} documented values cover {len(leaves)} leaves")
+sys.exit(1 if problems else 0)
+PY
+then
+  cat "$WORK/values-doc.out" >&2
+  fail "chart README's values table and values.yaml differ"
+fi
+ok
+echo "ok: README values table: $(cat "$WORK/values-doc.out")"
+
 echo "PASS: helm chart ($CHECKS checks)"
