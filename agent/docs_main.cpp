@@ -5,10 +5,7 @@
 //   koordlet-docs check FILE       exit 0 when both blocks are current, else 1 saying
 //                                  which differs and where (the docs-in-sync test)
 // Any failure to generate (a metric family without a series) exits 1 naming it.
-#include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,17 +85,8 @@ int main(int argc, char** argv) {
     updated = std::move(*spliced);
   }
   if (updated == *text) return 0;
-  // Written beside and renamed over, so an interrupted run leaves the file whole.
-  const std::string tmp = path + ".koordlet-docs.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << updated;
-    if (!out.flush()) return fail("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail("cannot replace " + path);
-  }
+  // Replaced whole, so an interrupted run leaves the file as it was.
+  if (auto st = koord::replaceFile(path, updated); !st) return fail(st.error().message);
   std::cout << "koordlet-docs: updated " << path << "\n";
   return 0;
 }

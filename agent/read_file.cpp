@@ -36,4 +36,41 @@ Result<std::string> readFile(const std::string& path, size_t maxBytes) {
   return out;
 }
 
+Status replaceFile(const std::string& path, std::string_view content, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) {
+    const int err = errno;
+    return makeError(tmp + ": " + std::strerror(err), err);
+  }
+  std::string failed;  // the step that failed, "" when none did
+  int err = 0;
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      failed = "write";
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  // fsync before rename: on a disk-backed directory the rename must not land before
+  // the data (on tmpfs it is free).
+  if (failed.empty() && ::fsync(fd) != 0) {
+    err = errno;
+    failed = "fsync";
+  }
+  ::close(fd);
+  if (failed.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    failed = "rename to " + path;
+  }
+  if (!failed.empty()) {
+    ::unlink(tmp.c_str());
+    return makeError(tmp + ": " + failed + ": " + std::strerror(err), err);
+  }
+  return Ok{};
+}
+
 }  // namespace koord

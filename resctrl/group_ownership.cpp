@@ -1,10 +1,5 @@
 #include "resctrl/group_ownership.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 #include "agent/log.h"
@@ -41,19 +36,6 @@ Result<std::set<std::string>> parseRecord(std::string_view content, const std::s
     out.insert(std::string(line));
   }
   return out;
-}
-
-Status writeAll(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return makeError(std::strerror(errno), errno);
-    }
-    done += static_cast<size_t>(n);
-  }
-  return Ok{};
 }
 
 }  // namespace
@@ -106,22 +88,7 @@ Status GroupOwnership::save() const {
   }
   std::string content;
   for (const auto& g : owned_) content += g + "\n";
-  const std::string tmp = stateFile_ + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return makeError(text::cat(tmp, ": ", std::strerror(errno)), errno);
-  Status st = writeAll(fd, content);
-  // fsync before rename: on a disk-backed state dir the rename must not land before
-  // the data (on tmpfs /var/run it is free).
-  if (st && ::fsync(fd) != 0) st = makeError(std::strerror(errno), errno);
-  ::close(fd);
-  if (st && ::rename(tmp.c_str(), stateFile_.c_str()) != 0) {
-    st = makeError(text::cat("rename to ", stateFile_, ": ", std::strerror(errno)), errno);
-  }
-  if (!st) {
-    ::unlink(tmp.c_str());
-    return inFile(tmp, st.error());
-  }
-  return Ok{};
+  return replaceFile(stateFile_, content);
 }
 
 }  // namespace koord::resctrl

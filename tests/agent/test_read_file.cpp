@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <filesystem>
 
 #include "agent/read_file.h"
 #include "tests/support/temp_tree.h"
@@ -37,4 +38,30 @@ TEST_CASE("a file larger than the cap is refused, not truncated", "[read_file]")
 TEST_CASE("an error can be prefixed with the file it came from", "[read_file]") {
   Error e = inFile("/proc/stat", makeError("line \"cpu\": too few fields"));
   CHECK(e.message == "/proc/stat: line \"cpu\": too few fields");
+}
+
+TEST_CASE("a replaced file holds the new content whole and no temporary is left", "[read_file]") {
+  test::TempTree tree({{"state", "old\n"}});
+  REQUIRE(replaceFile(tree.path("state"), "new\ncontent\n").ok());
+  CHECK(*readFile(tree.path("state")) == "new\ncontent\n");
+  CHECK_FALSE(std::filesystem::exists(tree.path("state") + ".tmp"));
+
+  REQUIRE(replaceFile(tree.path("fresh"), "").ok());  // created, and empty is content too
+  CHECK(*readFile(tree.path("fresh")) == "");
+}
+
+TEST_CASE("a file that cannot be replaced is an error naming it, the old one kept", "[read_file]") {
+  test::TempTree tree({{"state", "old\n"}});
+  // No such directory: the temporary cannot be created.
+  Status st = replaceFile(tree.path("missing/state"), "x");
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().sysErrno == ENOENT);
+  CHECK(st.error().message.find(tree.path("missing/state") + ".tmp") == 0);
+  // A directory in the way: written, then the rename fails and the temporary goes.
+  std::filesystem::create_directories(tree.path("dir/sub"));
+  st = replaceFile(tree.path("dir"), "x");
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message.find("rename to " + tree.path("dir")) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tree.path("dir") + ".tmp"));
+  CHECK(*readFile(tree.path("state")) == "old\n");
 }
