@@ -39,6 +39,7 @@
 
 #include "agent/read_file.h"
 #include "cgroupfs/executor.h"
+#include "tests/support/cgroup_v2_dirs.h"
 #include "tests/support/kernel_io.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
@@ -49,20 +50,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCgroupRoot = "/sys/fs/cgroup";
 constexpr const char* kControllers = "+cpu +cpuset +memory";
 constexpr CgroupVersion kV2 = CgroupVersion::kV2;
 constexpr int64_t kMiB = 1 << 20;
 
-// Why this machine cannot run the test, or "" when it can.
-std::string unavailableReason() {
-  if (!fs::exists(kCgroupRoot + "/cgroup.controllers")) {
-    return "no cgroup v2 at " + kCgroupRoot + " (tests/rig/run.sh runs this in a v2 VM)";
-  }
-  if (::geteuid() != 0) return "not root: cannot create cgroups";
-  return "";
-}
-
+using test::kCgroupV2Root;
 using test::rawWrite;
 using test::readTrimmed;
 
@@ -83,22 +75,19 @@ class KernelTree {
     auto ctr = layout_.containerDir(pod_, "containerd", "c0ffee");
     REQUIRE(ctr.ok());
     ctr_ = *ctr;
-    // A failed REQUIRE throws out of the constructor, where no destructor runs:
-    // remove what was made before passing it on.
-    try {
-      create();
-    } catch (...) {
-      removeAll();
-      throw;
-    }
+    // The root's subtree_control gets the controllers too (the rig's /init already
+    // did it; elsewhere this is where it fails, with a reason). A failed REQUIRE
+    // throws out of the constructor: dirs_, a member, still removes what was made.
+    REQUIRE(rawWrite(kCgroupV2Root + "/cgroup.subtree_control", kControllers) == 0);
+    for (const std::string& dir : {prefix_, kube_, be_, pod_}) dirs_.make(dir, kControllers);
+    dirs_.make(ctr_);
   }
-  ~KernelTree() { removeAll(); }
   KernelTree(const KernelTree&) = delete;
   KernelTree& operator=(const KernelTree&) = delete;
 
   const CgroupLayout& layout() const { return layout_; }
   std::string file(const std::string& dir, const char* f) const {
-    return kCgroupRoot + "/" + dir + "/" + f;
+    return test::CgroupV2Dirs::file(dir, f);
   }
   std::string knobFile(const std::string& dir, Knob knob) const {
     return file(dir, knobSpec(knob).v2File);
@@ -109,38 +98,18 @@ class KernelTree {
   const std::string& ctr() const { return ctr_; }
 
  private:
-  void create() {
-    // The root's subtree_control gets the controllers too (the rig's /init already
-    // did it; elsewhere this is where it fails, with a reason).
-    REQUIRE(rawWrite(kCgroupRoot + "/cgroup.subtree_control", kControllers) == 0);
-    for (const std::string& dir : {prefix_, kube_, be_, pod_, ctr_}) {
-      const std::string path = kCgroupRoot + "/" + dir;
-      if (::mkdir(path.c_str(), 0755) != 0) FAIL("mkdir " << path << ": " << errnoName(errno));
-      created_.push_back(path);
-      if (dir != ctr_) {
-        INFO(path);
-        REQUIRE(rawWrite(path + "/cgroup.subtree_control", kControllers) == 0);
-      }
-    }
-  }
-  // Deepest first: rmdir only removes an empty cgroup.
-  void removeAll() {
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) ::rmdir(it->c_str());
-    created_.clear();
-  }
-
   std::string prefix_;
   CgroupLayout layout_;
   std::string kube_, be_, pod_, ctr_;
-  std::vector<std::string> created_;  // in creation order
+  test::CgroupV2Dirs dirs_;
 };
 
 struct Harness : test::LogCapture {
   Executor make(const KernelTree& tree) {
     ExecutorConfig config;
-    config.cgroupRoot = kCgroupRoot;
+    config.cgroupRoot = kCgroupV2Root;
     config.forceUpdate = 60s;
-    return Executor(config, tree.layout(), KnobSupport::probe(kCgroupRoot, tree.layout()), clock,
+    return Executor(config, tree.layout(), KnobSupport::probe(kCgroupV2Root, tree.layout()), clock,
                     failures);
   }
 };
@@ -184,10 +153,10 @@ ExecutorStats applyChecked(Executor& exec, const KernelTree& tree,
   return s;
 }
 
-#define REQUIRE_KERNEL()                         \
-  do {                                           \
-    const std::string why = unavailableReason(); \
-    if (!why.empty()) KOORDLET_SKIP(why);        \
+#define REQUIRE_KERNEL()                                       \
+  do {                                                         \
+    const std::string why = test::cgroupV2UnavailableReason(); \
+    if (!why.empty()) KOORDLET_SKIP(why);                      \
   } while (0)
 
 }  // namespace
@@ -195,7 +164,7 @@ ExecutorStats applyChecked(Executor& exec, const KernelTree& tree,
 TEST_CASE("on a v2 kernel the probe finds every knob koordlet writes", "[v2][knob]") {
   REQUIRE_KERNEL();
   KernelTree tree;
-  const KnobSupport s = KnobSupport::probe(kCgroupRoot, tree.layout());
+  const KnobSupport s = KnobSupport::probe(kCgroupV2Root, tree.layout());
   // The vanilla knobs; the Alinux memory extensions and the v1-only soft limit are
   // covered by test_memory_qos_v2_kernel.cpp.
   for (Knob k :
@@ -500,7 +469,7 @@ TEST_CASE("the rig's subtree is gone when a test ends", "[v2]") {
   std::string prefix;
   {
     KernelTree tree;
-    prefix = kCgroupRoot + "/" + tree.prefix();
+    prefix = kCgroupV2Root + "/" + tree.prefix();
     REQUIRE(fs::exists(tree.file(tree.ctr(), "cgroup.procs")));
   }
   CHECK_FALSE(fs::exists(prefix));

@@ -46,6 +46,7 @@
 #include "agent/read_file.h"
 #include "cgroupfs/executor.h"
 #include "qos/memory_qos.h"
+#include "tests/support/cgroup_v2_dirs.h"
 #include "tests/support/kernel_io.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
@@ -56,25 +57,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCgroupRoot = "/sys/fs/cgroup";
 constexpr CgroupVersion kV2 = CgroupVersion::kV2;
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kPage = 4096;
 
-std::string unavailableReason() {
-  if (!fs::exists(kCgroupRoot + "/cgroup.controllers")) {
-    return "no cgroup v2 at " + kCgroupRoot + " (tests/rig/run.sh runs this in a v2 VM)";
-  }
-  if (::geteuid() != 0) return "not root: cannot create cgroups";
-  return "";
-}
-
-#define REQUIRE_KERNEL()                         \
-  do {                                           \
-    const std::string why = unavailableReason(); \
-    if (!why.empty()) KOORDLET_SKIP(why);        \
+#define REQUIRE_KERNEL()                                       \
+  do {                                                         \
+    const std::string why = test::cgroupV2UnavailableReason(); \
+    if (!why.empty()) KOORDLET_SKIP(why);                      \
   } while (0)
 
+using test::kCgroupV2Root;
 using test::rawWrite;
 using test::readTrimmed;
 
@@ -91,19 +84,13 @@ class Cluster {
   Cluster()
       : prefix_("koordlet-memrig-" + std::to_string(::getpid())),
         layout_(kV2, CgroupDriver::kSystemd, prefix_) {
-    try {
-      REQUIRE(rawWrite(kCgroupRoot + "/cgroup.subtree_control", "+memory") == 0);
-      mkdir(prefix_, true);
-      for (KubeQos q : {KubeQos::kGuaranteed, KubeQos::kBurstable, KubeQos::kBestEffort}) {
-        mkdir(layout_.qosDir(q), true);
-        parent_[layout_.qosDir(q)] = q == KubeQos::kGuaranteed ? "" : layout_.kubeRootDir();
-      }
-    } catch (...) {
-      removeAll();
-      throw;
+    REQUIRE(rawWrite(kCgroupV2Root + "/cgroup.subtree_control", "+memory") == 0);
+    dirs_.make(prefix_, "+memory");
+    for (KubeQos q : {KubeQos::kGuaranteed, KubeQos::kBurstable, KubeQos::kBestEffort}) {
+      dirs_.make(layout_.qosDir(q), "+memory");
+      parent_[layout_.qosDir(q)] = q == KubeQos::kGuaranteed ? "" : layout_.kubeRootDir();
     }
   }
-  ~Cluster() { removeAll(); }
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
@@ -130,12 +117,12 @@ class Cluster {
     }
     present_.push_back(true);
     const std::string podDir = layout_.podDir(kube, uid);
-    mkdir(podDir, true);
+    dirs_.make(podDir, "+memory");
     parent_[podDir] = layout_.qosDir(kube);
     for (const Container& c : pod.containers) {
       auto dir = layout_.containerDir(podDir, c.runtime, c.id);
       REQUIRE(dir.ok());
-      mkdir(*dir, false);
+      dirs_.make(*dir);
       parent_[*dir] = podDir;
     }
     return pods_.size() - 1;
@@ -147,10 +134,10 @@ class Cluster {
     const std::string podDir = layout_.podDir(pod.kubeQos, pod.uid);
     for (const Container& c : pod.containers) {
       const std::string dir = *layout_.containerDir(podDir, c.runtime, c.id);
-      rmdir(dir);
+      dirs_.remove(dir);
       parent_.erase(dir);
     }
-    rmdir(podDir);
+    dirs_.remove(podDir);
     parent_.erase(podDir);
     present_[i] = false;
   }
@@ -180,36 +167,16 @@ class Cluster {
   // the root: the top of the parent/child check).
   const std::map<std::string, std::string>& parents() const { return parent_; }
   std::string file(const std::string& dir, const char* f) const {
-    return kCgroupRoot + "/" + dir + "/" + f;
+    return test::CgroupV2Dirs::file(dir, f);
   }
 
  private:
-  void mkdir(const std::string& dir, bool delegate) {
-    const std::string path = kCgroupRoot + "/" + dir;
-    if (::mkdir(path.c_str(), 0755) != 0) FAIL("mkdir " << path << ": " << std::strerror(errno));
-    created_.push_back(path);
-    if (delegate) {
-      INFO(path);
-      REQUIRE(rawWrite(path + "/cgroup.subtree_control", "+memory") == 0);
-    }
-  }
-  void rmdir(const std::string& dir) {
-    const std::string path = kCgroupRoot + "/" + dir;
-    INFO(path);
-    CHECK(::rmdir(path.c_str()) == 0);
-    created_.erase(std::remove(created_.begin(), created_.end(), path), created_.end());
-  }
-  void removeAll() {
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) ::rmdir(it->c_str());
-    created_.clear();
-  }
-
   std::string prefix_;
   CgroupLayout layout_;
   std::deque<Pod> pods_;
   std::vector<bool> present_;
   std::map<std::string, std::string> parent_;
-  std::vector<std::string> created_;
+  test::CgroupV2Dirs dirs_;
 };
 
 MemoryQos block(int64_t minPct, int64_t lowPct, int64_t throttlingPct, int64_t oomGroup = 0) {
@@ -237,13 +204,13 @@ struct Rig : test::LogCapture {
   explicit Rig(Cluster& c)
       : cluster(c),
         audit("/tmp/koordlet-memqos-audit-" + std::to_string(::getpid()) + ".log"),
-        support(KnobSupport::probe(kCgroupRoot, c.layout())),
+        support(KnobSupport::probe(kCgroupV2Root, c.layout())),
         exec(makeConfig(audit), c.layout(), support, clock, failures),
         strategy(c.layout()) {}
 
   static ExecutorConfig makeConfig(const std::string& auditPath) {
     ExecutorConfig config;
-    config.cgroupRoot = kCgroupRoot;
+    config.cgroupRoot = kCgroupV2Root;
     config.auditPath = auditPath;
     config.pageSize = kPage;
     return config;
@@ -335,7 +302,7 @@ struct Rig : test::LogCapture {
       ++lines;
       const nlohmann::json e = nlohmann::json::parse(line);
       const std::string path = e.at("path").get<std::string>();
-      const std::string prefix = kCgroupRoot + "/";
+      const std::string prefix = kCgroupV2Root + "/";
       REQUIRE(path.rfind(prefix, 0) == 0);
       const std::string rel = path.substr(prefix.size());
       const std::string dir = rel.substr(0, rel.rfind('/'));
@@ -377,7 +344,7 @@ TEST_CASE("on v2 the probe finds min, low, high and oom.group and no Alinux knob
           "[v2][memory_qos]") {
   REQUIRE_KERNEL();
   Cluster cluster;
-  const KnobSupport s = KnobSupport::probe(kCgroupRoot, cluster.layout());
+  const KnobSupport s = KnobSupport::probe(kCgroupV2Root, cluster.layout());
   CHECK(memoryQosSupported(s));
   CHECK(s.has(Knob::kMemoryOomGroup));
   for (Knob k : {Knob::kMemoryWmarkRatio, Knob::kMemoryWmarkScaleFactor, Knob::kMemoryWmarkMinAdj,
@@ -460,7 +427,7 @@ TEST_CASE("on v2 the executor treats the v1-only soft limit as unsupported, what
         {{10 * kMiB, std::nullopt}});
   test::LogCapture log;
   ExecutorConfig config;
-  config.cgroupRoot = kCgroupRoot;
+  config.cgroupRoot = kCgroupV2Root;
   Executor exec(config, c.layout(), KnobSupport::all(), log.clock, log.failures);
   const std::string pod =
       c.layout().podDir(KubeQos::kBestEffort, "be000000-0000-4000-8000-000000000009");

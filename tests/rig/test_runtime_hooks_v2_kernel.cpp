@@ -24,6 +24,7 @@
 #include "cgroupfs/executor.h"
 #include "qos/hook_reconcile.h"
 #include "qos/runtime_hooks.h"
+#include "tests/support/cgroup_v2_dirs.h"
 #include "tests/support/kernel_io.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
@@ -33,17 +34,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCgroupRoot = "/sys/fs/cgroup";
 constexpr CgroupVersion kV2 = CgroupVersion::kV2;
 
-std::string unavailableReason() {
-  if (!fs::exists(kCgroupRoot + "/cgroup.controllers")) {
-    return "no cgroup v2 at " + kCgroupRoot + " (tests/rig/run.sh runs this in a v2 VM)";
-  }
-  if (::geteuid() != 0) return "not root: cannot create cgroups";
-  return "";
-}
-
+using test::kCgroupV2Root;
 using test::rawWrite;
 using test::readTrimmed;
 
@@ -51,35 +44,25 @@ using test::readTrimmed;
 class Tree {
  public:
   explicit Tree(const std::string& prefix) : layout_(kV2, CgroupDriver::kSystemd, prefix) {
-    REQUIRE(rawWrite(kCgroupRoot + "/cgroup.subtree_control", "+cpu +cpuset +memory") == 0);
-    mkdir(prefix, true);
+    REQUIRE(rawWrite(kCgroupV2Root + "/cgroup.subtree_control", kControllers) == 0);
+    dirs_.make(prefix, kControllers);
     for (KubeQos q : {KubeQos::kGuaranteed, KubeQos::kBurstable, KubeQos::kBestEffort}) {
-      mkdir(layout_.qosDir(q), true);
+      dirs_.make(layout_.qosDir(q), kControllers);
     }
   }
-  ~Tree() {
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) ::rmdir(it->c_str());
-  }
-  Tree(const Tree&) = delete;
-  Tree& operator=(const Tree&) = delete;
 
   const CgroupLayout& layout() const { return layout_; }
   void mkdir(const std::string& dir, bool delegate) {
-    const std::string path = kCgroupRoot + "/" + dir;
-    if (::mkdir(path.c_str(), 0755) != 0) FAIL("mkdir " << path << ": " << std::strerror(errno));
-    created_.push_back(path);
-    if (delegate) {
-      INFO(path);
-      REQUIRE(rawWrite(path + "/cgroup.subtree_control", "+cpu +cpuset +memory") == 0);
-    }
+    dirs_.make(dir, delegate ? kControllers : "");
   }
   std::string file(const std::string& dir, const char* f) const {
-    return kCgroupRoot + "/" + dir + "/" + f;
+    return test::CgroupV2Dirs::file(dir, f);
   }
 
  private:
+  static constexpr const char* kControllers = "+cpu +cpuset +memory";
   CgroupLayout layout_;
-  std::vector<std::string> created_;
+  test::CgroupV2Dirs dirs_;
 };
 
 Container container(std::string name, std::string id) {
@@ -96,7 +79,7 @@ TEST_CASE(
     "on v2 the hooks reconciler lands the values NRI would have set, and the kernel "
     "accepts every one",
     "[v2][hooks]") {
-  if (std::string why = unavailableReason(); !why.empty()) KOORDLET_SKIP(why);
+  if (std::string why = test::cgroupV2UnavailableReason(); !why.empty()) KOORDLET_SKIP(why);
   Tree tree("koordlet-hookrig-" + std::to_string(::getpid()));
   const CgroupLayout& layout = tree.layout();
 
@@ -165,8 +148,8 @@ TEST_CASE(
 
   test::LogCapture log;
   ExecutorConfig config;
-  config.cgroupRoot = kCgroupRoot;
-  const KnobSupport support = KnobSupport::probe(kCgroupRoot, layout);
+  config.cgroupRoot = kCgroupV2Root;
+  const KnobSupport support = KnobSupport::probe(kCgroupV2Root, layout);
   {
     Executor exec(config, layout, support, log.clock, log.failures);
     const ExecutorStats s = exec.apply(plan.writes);
