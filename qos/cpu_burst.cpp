@@ -12,6 +12,10 @@ namespace {
 constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
 constexpr int64_t kCfsPeriodUs = 100000;  // the period kubelet sets; quotas are per it
 constexpr int64_t kMinQuotaUs = 1000;     // the kernel refuses smaller quotas
+// The largest quota the kernel takes is (2^44 - 1) µs; a limit above it is no limit.
+constexpr int64_t kMaxQuotaMilli = ((int64_t{1} << 44) - 1) / (kCfsPeriodUs / 1000);
+// koordlet's validator for cfs_burst_us (100 s); the knob table's bound too.
+constexpr int64_t kMaxBurstUs = 100'000'000;
 constexpr double kScaleUpStep = 1.2;
 constexpr double kScaleDownStep = 0.8;
 constexpr double kCoolingRatio = 0.9;  // of the share-pool threshold
@@ -27,8 +31,10 @@ int64_t limitMilli(const Container& c) { return c.limits.cpuMilli.value_or(-1); 
 
 // koordlet's MilliCPUToQuota: -1 (unlimited) without a limit, at least 1000 µs.
 int64_t milliCpuToQuota(int64_t milli) {
+  if (milli <= 0) return -1;
+  // Past (2^44 - 1) µs the kernel has no quota to give: unlimited (no overflow).
+  if (milli > kMaxQuotaMilli) return -1;
   int64_t quota = milli * kCfsPeriodUs / 1000;
-  if (quota <= 0) return -1;
   return std::max(quota, kMinQuotaUs);
 }
 
@@ -119,14 +125,25 @@ CgroupWrite write(const std::string& dir, Knob knob, int64_t value) {
 }  // namespace
 
 // Evaluated in floating point in koordlet's order, so the file ends up holding the
-// number koordlet would write.
+// number koordlet would write, then held to the quota the container runs under:
+// the kernel refuses a burst above its cgroup's quota (EINVAL, v1 and v2), so a
+// percent above 100 means "burst up to the quota". koordlet writes the unclamped
+// value (its default 1000 % is refused for every container, every round).
 int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config) {
   if (!config.burstsCpu()) return 0;
   int64_t milli = limits.cpuMilli.value_or(-1);
   if (milli <= 0) return 0;
   double cores =
       (static_cast<double>(milli) / 1000) * (static_cast<double>(config.cpuBurstPercent) / 100);
-  return static_cast<int64_t>(cores * static_cast<double>(kCfsPeriodUs));
+  const double us = cores * static_cast<double>(kCfsPeriodUs);
+  return burstWithinQuota(us >= static_cast<double>(kMaxBurstUs) ? kMaxBurstUs
+                                                                 : static_cast<int64_t>(us),
+                          milliCpuToQuota(milli));
+}
+
+int64_t burstWithinQuota(int64_t burstUs, int64_t quotaUs) {
+  burstUs = std::clamp<int64_t>(burstUs, 0, kMaxBurstUs);
+  return quotaUs > 0 ? std::min(burstUs, quotaUs) : burstUs;
 }
 
 // koordlet reads the raw label here, not the kube-QoS default: an unlabelled
@@ -224,7 +241,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
       out.writes.push_back(write(cv.dir, Knob::kCpuBurst, burst));
       metricFor(out, podFirstMetric, pv, cv).burstUs = burst;
     }
-    if (!pv.dir.empty()) out.writes.push_back(write(pv.dir, Knob::kCpuBurst, podBurst));
+    const size_t podBurstAt = out.writes.size();  // the pod's burst goes here, once known
 
     // Dynamic quota: each container steps from the quota its file holds now. The
     // pod's quota follows by the same delta (koordlet re-reads it after each
@@ -233,6 +250,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
     if (!pv.dir.empty()) {
       if (auto v = current.get(pv.dir, Knob::kCpuQuota)) podQuota = v->number;
     }
+    const std::optional<int64_t> podQuotaBefore = podQuota;
     bool podQuotaChanged = false;
     for (const ContainerView& cv : pv.containers) {
       if (!writable(cv)) continue;
@@ -288,6 +306,15 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
       metricFor(out, podFirstMetric, pv, cv).quotaUs = target;
     }
     if (podQuotaChanged) out.writes.push_back(write(pv.dir, Knob::kCpuQuota, *podQuota));
+    // The pod's burst stays within the pod's quota before and after this round's
+    // quota step (the kubelet's pod quota can be below the sum of its containers'
+    // minimum quotas), so the kernel takes it in either write order.
+    if (!pv.dir.empty()) {
+      if (podQuotaBefore) podBurst = burstWithinQuota(podBurst, *podQuotaBefore);
+      if (podQuota) podBurst = burstWithinQuota(podBurst, *podQuota);
+      out.writes.insert(out.writes.begin() + static_cast<std::ptrdiff_t>(podBurstAt),
+                        write(pv.dir, Knob::kCpuBurst, podBurst));
+    }
   }
 
   recycleLimiters(snap);

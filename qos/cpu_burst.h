@@ -2,8 +2,9 @@
 // above their limit for short spikes, while the node has idle CPU.
 //
 // Static burst (policies cpuBurstOnly, auto): container cpu.cfs_burst_us (v2
-// cpu.max.burst) = limit × cpuBurstPercent% × 100000 / 1000; the pod's = Σ its
-// containers'. Kernels without the file skip it (the executor counts it as
+// cpu.max.burst) = limit × cpuBurstPercent% × 100000 / 1000, at most the
+// container's quota; the pod's = Σ its containers', at most the pod's quota (the
+// kernel's rule: burst <= quota in one cgroup). Kernels without the file skip it (the executor counts it as
 // unsupported).
 //
 // Dynamic quota (policies cfsQuotaBurstOnly, auto): each running container with a
@@ -39,10 +40,17 @@ namespace koord {
 inline constexpr const char* kOwnerCpuBurst = "cpu-burst";
 
 // The static burst of one container, µs: limit × cpuBurstPercent% × 100000 / 1000,
-// evaluated in floating point in koordlet's order; 0 when the policy does not burst
-// CPU or the container has no CPU limit. Shared with the CPUBurst runtime hook
-// (runtime_hooks.h), so NRI and this strategy give a container the same value.
+// evaluated in floating point in koordlet's order, then held to the container's
+// quota (limit × 100 µs, at least 1000): the kernel refuses cfs_burst_us /
+// cpu.max.burst above the cgroup's own quota, so any percent above 100 bursts up to
+// the quota. 0 when the policy does not burst CPU or the container has no CPU
+// limit. Shared with the CPUBurst runtime hook (runtime_hooks.h), so NRI and this
+// strategy give a container the same value, one the kernel takes.
 int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config);
+
+// A burst the kernel accepts next to quotaUs in the same cgroup: within [0, 100 s]
+// (koordlet's validator) and at most the quota when the quota is limited (> 0).
+int64_t burstWithinQuota(int64_t burstUs, int64_t quotaUs);
 
 // Whether CPU burst acts on the pod at all (raw QoS label not LSE/LSR/BE; a pod
 // whose scheduler-assigned cpuset is non-empty is not, see above).

@@ -420,7 +420,7 @@ TEST_CASE("on cgroup v2 the adjustment carries the RDT class and the unified bur
   REQUIRE(r.has_rdt_class());
   CHECK(r.rdt_class().value() == "LS");
   std::map<std::string, std::string> unified(r.unified().begin(), r.unified().end());
-  CHECK(unified == std::map<std::string, std::string>{{"cpu.max.burst", "2000000"},
+  CHECK(unified == std::map<std::string, std::string>{{"cpu.max.burst", "200000"},  // = quota
                                                       {"memory.high", "max"},
                                                       {"memory.low", "0"},
                                                       {"memory.min", "536870912"}});

@@ -2,6 +2,8 @@
 // knob values from a map, and assertions on the exact intended writes.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -145,7 +147,7 @@ TEST_CASE("policy none writes zero burst and leaves a quota at its base alone", 
   CHECK(r.nodeState == SharePoolState::kIdle);
 }
 
-TEST_CASE("cpuBurstOnly sets each container's burst from its limit and the pod's to the sum",
+TEST_CASE("cpuBurstOnly sets each container's burst up to its quota and the pod's to the sum",
           "[cpu_burst]") {
   World w;
   w.config = policy(CpuBurstPolicy::kCpuBurstOnly);
@@ -156,35 +158,36 @@ TEST_CASE("cpuBurstOnly sets each container's burst from its limit and the pod's
   w.throttled(0.5);  // throttled, but this policy never scales quota
   CpuBurst burst(1);
   BurstResult r = w.run(burst);
-  // 2 cores × 1000% × 100000 = 2,000,000; 0.5 cores -> 500,000.
-  CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=2000000",
-                           "kubepods/burstable/podweb/c1 cpu.cfs_burst_us=500000",
-                           "kubepods/burstable/podweb cpu.cfs_burst_us=2500000"});
+  // 2 cores × 1000% × 100000 = 2,000,000, held to the 200,000 quota the kernel
+  // allows; 0.5 cores -> 500,000, held to 50,000.
+  CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=200000",
+                           "kubepods/burstable/podweb/c1 cpu.cfs_burst_us=50000",
+                           "kubepods/burstable/podweb cpu.cfs_burst_us=250000"});
   REQUIRE(r.metrics.size() == 2);
   CHECK(r.metrics[0].containerId == "containerd://web-c0");
-  CHECK(r.metrics[0].burstUs == 2000000);
-  CHECK(r.metrics[1].burstUs == 500000);
+  CHECK(r.metrics[0].burstUs == 200000);
+  CHECK(r.metrics[1].burstUs == 50000);
 }
 
 TEST_CASE("cpuBurstPercent scales the static burst", "[cpu_burst]") {
   World w;
   w.config = policy(CpuBurstPolicy::kCpuBurstOnly);
-  w.config.cpuBurstPercent = 150;
+  w.config.cpuBurstPercent = 50;
   w.addPod("web", {{1500, 1000}});
   CpuBurst burst(1);
-  // 1.5 cores × 150% × 100000 = 225,000.
+  // 1.5 cores × 50% × 100000 = 75,000 (below the 150,000 quota).
   CHECK(show(w.run(burst), Knob::kCpuBurst) ==
-        Strings{"kubepods/burstable/podweb/c0=225000", "kubepods/burstable/podweb=225000"});
+        Strings{"kubepods/burstable/podweb/c0=75000", "kubepods/burstable/podweb=75000"});
 }
 
 TEST_CASE("the static burst is truncated from floating point exactly as koordlet computes it",
           "[cpu_burst]") {
   World w;
   w.config = policy(CpuBurstPolicy::kCpuBurstOnly);
-  w.config.cpuBurstPercent = 300;
-  w.addPod("web", {{300, 300}});
+  w.config.cpuBurstPercent = 30;
+  w.addPod("web", {{3000, 3000}});
   CpuBurst burst(1);
-  // 0.3 × 3.0 × 100000 = 89999.99... in float64: koordlet writes 89999, not 90000.
+  // 3 × 0.3 × 100000 = 89999.99... in float64: koordlet writes 89999, not 90000.
   CHECK(show(w.run(burst), Knob::kCpuBurst) ==
         Strings{"kubepods/burstable/podweb/c0=89999", "kubepods/burstable/podweb=89999"});
 }
@@ -216,8 +219,8 @@ TEST_CASE("auto sets the static burst and scales the quota", "[cpu_burst]") {
   w.quota(World::ctrDir("web", 0), 100000);
   w.throttled(1.0);
   CpuBurst burst(1);
-  CHECK(show(w.run(burst)) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=1000000",
-                                      "kubepods/burstable/podweb cpu.cfs_burst_us=1000000",
+  CHECK(show(w.run(burst)) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=100000",
+                                      "kubepods/burstable/podweb cpu.cfs_burst_us=100000",
                                       "kubepods/burstable/podweb/c0 cpu.cfs_quota_us=120000",
                                       "kubepods/burstable/podweb cpu.cfs_quota_us=120000"});
 }
@@ -233,9 +236,10 @@ TEST_CASE("the pod annotation {\"policy\": \"auto\"} turns burst on over a node 
   CpuBurst burst(1);
   BurstResult r = w.run(burst);
   CHECK(r.errors.empty());
-  // 4 cores × 1000% × 100000 = 4,000,000 µs; the pod without the annotation gets 0.
-  CHECK(show(r, Knob::kCpuBurst) == Strings{"kubepods/burstable/podapache-demo/c0=4000000",
-                                            "kubepods/burstable/podapache-demo=4000000",
+  // 4 cores × 1000% × 100000 = 4,000,000 µs, up to the 400,000 µs quota; the pod
+  // without the annotation gets 0.
+  CHECK(show(r, Knob::kCpuBurst) == Strings{"kubepods/burstable/podapache-demo/c0=400000",
+                                            "kubepods/burstable/podapache-demo=400000",
                                             "kubepods/burstable/podother/c0=0",
                                             "kubepods/burstable/podother=0"});
 }
@@ -251,7 +255,7 @@ TEST_CASE("a bad cpuBurst annotation is reported naming the pod and the node con
   REQUIRE(r.errors.size() == 1);
   CHECK_THAT(r.errors[0].message, Catch::Contains("default/broken"));
   CHECK(show(r, Knob::kCpuBurst) ==
-        Strings{"kubepods/burstable/podbroken/c0=1000000", "kubepods/burstable/podbroken=1000000"});
+        Strings{"kubepods/burstable/podbroken/c0=100000", "kubepods/burstable/podbroken=100000"});
 }
 
 TEST_CASE("a container without a CPU limit gets no burst and its quota is never scaled",
@@ -266,8 +270,8 @@ TEST_CASE("a container without a CPU limit gets no burst and its quota is never 
   CpuBurst burst(1);
   BurstResult r = w.run(burst);
   CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=0",
-                           "kubepods/burstable/podweb/c1 cpu.cfs_burst_us=1000000",
-                           "kubepods/burstable/podweb cpu.cfs_burst_us=1000000",
+                           "kubepods/burstable/podweb/c1 cpu.cfs_burst_us=100000",
+                           "kubepods/burstable/podweb cpu.cfs_burst_us=100000",
                            // The pod has no quota (-1): only the container's is raised.
                            "kubepods/burstable/podweb/c1 cpu.cfs_quota_us=120000"});
 }
@@ -297,8 +301,8 @@ TEST_CASE("an unlabelled pod bursts whatever its kube QoS, since the raw label d
   w.pods.back().kubeQos = KubeQos::kGuaranteed;
   CpuBurst burst(1);
   CHECK(show(w.run(burst), Knob::kCpuBurst) ==
-        Strings{"kubepods/burstable/podguaranteed/c0=1000000",
-                "kubepods/burstable/podguaranteed=1000000"});
+        Strings{"kubepods/burstable/podguaranteed/c0=100000",
+                "kubepods/burstable/podguaranteed=100000"});
 }
 
 TEST_CASE("pending pods are bursted, succeeded and failed ones are not", "[cpu_burst]") {
@@ -308,8 +312,55 @@ TEST_CASE("pending pods are bursted, succeeded and failed ones are not", "[cpu_b
   w.addPod("done", {{1000, 1000}}, KoordQos::kLS, "Succeeded");
   w.addPod("failed", {{1000, 1000}}, KoordQos::kLS, "Failed");
   CpuBurst burst(1);
-  CHECK(show(w.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podpending/c0=1000000",
-                                                       "kubepods/burstable/podpending=1000000"});
+  CHECK(show(w.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podpending/c0=100000",
+                                                       "kubepods/burstable/podpending=100000"});
+}
+
+TEST_CASE("koordlet's default 1000 percent bursts exactly up to the quota, never above it",
+          "[cpu_burst]") {
+  CpuBurstConfig c = policy(CpuBurstPolicy::kCpuBurstOnly);  // cpuBurstPercent 1000
+  ResourceList limits;
+  limits.cpuMilli = 1000;
+  CHECK(staticBurstUs(limits, c) == 100000);  // koordlet would write 1,000,000: EINVAL
+  limits.cpuMilli = 5;                        // quota at its 1000 µs floor
+  CHECK(staticBurstUs(limits, c) == 1000);
+  c.cpuBurstPercent = 100;
+  limits.cpuMilli = 2500;
+  CHECK(staticBurstUs(limits, c) == 250000);
+  c.cpuBurstPercent = 10000;
+  limits.cpuMilli = std::numeric_limits<int64_t>::max();  // a hostile limit: no overflow
+  CHECK(staticBurstUs(limits, c) == 100'000'000);         // no quota to bound it: 100 s
+  CHECK(burstWithinQuota(-5, 100000) == 0);
+  CHECK(burstWithinQuota(300000, -1) == 300000);  // an unlimited quota bounds nothing
+  CHECK(burstWithinQuota(300000, 200000) == 200000);
+}
+
+TEST_CASE("a pod's burst stays within the pod's quota, before and after the quota steps",
+          "[cpu_burst]") {
+  World w;
+  w.config = policy(CpuBurstPolicy::kAuto);
+  // Two 5m containers: each container's quota floors at 1000 µs, but the kubelet
+  // gives the pod 10m of quota, 1000 µs, below the sum of the two.
+  w.addPod("tiny", {{5, 5}, {5, 5}});
+  w.quota(World::podDir("tiny"), 1000);
+  w.quota(World::ctrDir("tiny", 0), 1000);
+  w.quota(World::ctrDir("tiny", 1), 1000);
+  CpuBurst burst(1);
+  CHECK(show(w.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podtiny/c0=1000",
+                                                       "kubepods/burstable/podtiny/c1=1000",
+                                                       "kubepods/burstable/podtiny=1000"});
+  // A pod quota that drops this round (scaled down from above) bounds the burst too.
+  World d;
+  d.config = policy(CpuBurstPolicy::kAuto);
+  d.addPod("web", {{1000, 1000}});
+  d.quota(World::podDir("web"), 150000);
+  d.quota(World::ctrDir("web", 0), 150000);
+  d.snap.nodeCpuAvgCores = 8.0;  // overloaded share pool: scale down x0.8
+  BurstResult r = d.run(burst);
+  CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=100000",
+                           "kubepods/burstable/podweb cpu.cfs_burst_us=100000",
+                           "kubepods/burstable/podweb/c0 cpu.cfs_quota_us=120000",
+                           "kubepods/burstable/podweb cpu.cfs_quota_us=120000"});
 }
 
 TEST_CASE("a container whose cgroup does not exist yet is skipped", "[cpu_burst]") {
@@ -322,8 +373,8 @@ TEST_CASE("a container whose cgroup does not exist yet is skipped", "[cpu_burst]
   w.throttled(0.5);
   CpuBurst burst(1);
   BurstResult r = w.run(burst);
-  CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=1000000",
-                           "kubepods/burstable/podweb cpu.cfs_burst_us=1000000",
+  CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=100000",
+                           "kubepods/burstable/podweb cpu.cfs_burst_us=100000",
                            "kubepods/burstable/podweb/c0 cpu.cfs_quota_us=120000",
                            "kubepods/burstable/podweb cpu.cfs_quota_us=320000"});
   CHECK(r.metrics.size() == 1);

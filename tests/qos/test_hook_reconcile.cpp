@@ -262,7 +262,7 @@ TEST_CASE("with suppress, burst, memory QoS and the hooks in one round no knob h
   CHECK(fileOf(tree, "cpu/" + pinPod + "/idp/cpu.cfs_burst_us") == "0");  // not burst's
   CHECK(fileOf(tree, "memory/" + pinPod + "/idp/memory.min") == "268435456");
   const std::string lsPod = kLayout.podDir(KubeQos::kBurstable, "ls");
-  CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.cfs_burst_us") == "2000000");
+  CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.cfs_burst_us") == "200000");  // = its quota
   CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.shares") == "1024");  // untouched
 }
 

@@ -303,12 +303,14 @@ TEST_CASE("on cgroup v2 eligible containers get cpu.max.burst from the static bu
   c.spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
   const HookPod ls = hookPod(lsPod(KubeQos::kBurstable, KoordQos::kLS, 2000));
   HookIntent a = forContainer(ls, c.ctx, 0);
-  CHECK(a.unified == std::map<std::string, std::string>{{"cpu.max.burst", "2000000"}});
+  // koordlet's 1000 % of 2 cores, held to the 200,000 µs quota containerd writes
+  // to cpu.max for that limit (a larger cpu.max.burst fails the container's start).
+  CHECK(a.unified == std::map<std::string, std::string>{{"cpu.max.burst", "200000"}});
   CHECK(podIntent(ls, c.ctx, nullptr).unified.empty());
 
   Pod annotated = lsPod(KubeQos::kBurstable, KoordQos::kNone, 1500);
-  annotated.annotations["koordinator.sh/cpuBurst"] = R"({"cpuBurstPercent":200})";
-  CHECK(forContainer(hookPod(annotated), c.ctx, 0).unified.at("cpu.max.burst") == "300000");
+  annotated.annotations["koordinator.sh/cpuBurst"] = R"({"cpuBurstPercent":80})";
+  CHECK(forContainer(hookPod(annotated), c.ctx, 0).unified.at("cpu.max.burst") == "120000");
 
   CHECK(forContainer(hookPod(lsPod(KubeQos::kGuaranteed, KoordQos::kLSR, 2000)), c.ctx, 0)
             .unified.empty());
