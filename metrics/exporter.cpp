@@ -135,12 +135,10 @@ Exporter::Exporter(std::string nodeName, std::string version)
            .Add({{"node", node_}});
   beSuppress_ = &gaugeFamily("koordlet_be_suppress_cpu_cores",
                              "CPU cores best-effort pods may use under CPU suppress, by policy");
-  beSuppressLs_ = &gaugeFamily("koordlet_be_suppress_ls_used_cpu_cores",
-                               "CPU cores used by non-BE pods, as CPU suppress saw them")
-                       .Add(node);
-  beSuppressBe_ = &gaugeFamily("koordlet_be_suppress_be_used_cpu_cores",
-                               "CPU cores used by BE pods, as CPU suppress saw them")
-                       .Add(node);
+  beSuppressLsFamily_ = &gaugeFamily("koordlet_be_suppress_ls_used_cpu_cores",
+                                     "CPU cores used by non-BE pods, as CPU suppress saw them");
+  beSuppressBeFamily_ = &gaugeFamily("koordlet_be_suppress_be_used_cpu_cores",
+                                     "CPU cores used by BE pods, as CPU suppress saw them");
   resctrlWrites_ = &counterFamily(
       "koordlet_resctrl_writes_total",
       "resctrl group creations, schemata lines and task moves by the resctrl writer, by outcome");
@@ -458,8 +456,21 @@ void Exporter::recordSuppress(bool active, const std::string& policy, std::optio
       beSuppress_->Remove(&beSuppress_->Add(labels));
     }
   }
-  if (lsUsed) beSuppressLs_->Set(*lsUsed);
-  if (beUsed) beSuppressBe_->Set(*beUsed);
+  // Kept while suppress runs (a round that saw no fresh usage keeps the last
+  // value), removed when it stops.
+  auto track = [&](prometheus::Family<prometheus::Gauge>* family, prometheus::Gauge*& gauge,
+                   std::optional<double> value) {
+    if (!active) {
+      if (gauge != nullptr) family->Remove(gauge);
+      gauge = nullptr;
+      return;
+    }
+    if (!value) return;
+    if (gauge == nullptr) gauge = &family->Add({{"node", node_}});
+    gauge->Set(*value);
+  };
+  track(beSuppressLsFamily_, beSuppressLs_, lsUsed);
+  track(beSuppressBeFamily_, beSuppressBe_, beUsed);
 }
 
 void Exporter::recordScaledCfs(const ScaledCfs& c) {

@@ -89,7 +89,8 @@ class Exporter {
   // force; the other policy's series is removed), and the LS/BE used cores it saw.
   // A round that computed nothing new (inside the 1% dead band, stale data) keeps
   // the last value: the allowance in force has not changed. With suppress off
-  // (active false) both policies' series are removed.
+  // (active false) both policies' series and the LS/BE used series are removed:
+  // absent, not 0, while suppress does not run.
   void recordSuppress(bool active, const std::string& policy, std::optional<double> cores,
                       std::optional<double> lsUsed, std::optional<double> beUsed);
   // One CPU burst round: per container the burst and quota it intends
@@ -198,8 +199,10 @@ class Exporter {
   double nriAttemptsLast_ = 0, nriConnectsLast_ = 0, nriDisconnectsLast_ = 0;
   std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
-  prometheus::Gauge* beSuppressLs_;
-  prometheus::Gauge* beSuppressBe_;
+  prometheus::Family<prometheus::Gauge>* beSuppressLsFamily_;
+  prometheus::Family<prometheus::Gauge>* beSuppressBeFamily_;
+  prometheus::Gauge* beSuppressLs_ = nullptr;  // null while suppress does not run
+  prometheus::Gauge* beSuppressBe_ = nullptr;
   SweptGauges scaledBurst_;
   SweptGauges scaledQuota_;
   SweptGauges resctrlLlc_;

@@ -118,6 +118,21 @@ TEST_CASE("the suppress gauge keeps its value through a round that changed nothi
   CHECK(hasLine(e.render(), "koordlet_be_suppress_cpu_cores{node=\"n\",type=\"cpuset\"} 2"));
   e.recordSuppress(false, "cpuset", std::nullopt, std::nullopt, std::nullopt);
   CHECK(e.render().find("koordlet_be_suppress_cpu_cores{") == std::string::npos);
+  CHECK(e.render().find("koordlet_be_suppress_ls_used_cpu_cores{") == std::string::npos);
+}
+
+TEST_CASE("suppress gauges are absent, not 0, until suppress runs and after it stops",
+          "[exporter]") {
+  Exporter e("n", "v1");
+  const std::string text = e.render();
+  CHECK(text.find("koordlet_be_suppress_ls_used_cpu_cores{") == std::string::npos);
+  CHECK(text.find("koordlet_be_suppress_be_used_cpu_cores{") == std::string::npos);
+  e.recordSuppress(true, "cfsQuota", 1.3, 0.5, 0.2);
+  CHECK(hasLine(e.render(), "koordlet_be_suppress_be_used_cpu_cores{node=\"n\"} 0.2"));
+  e.recordSuppress(false, "cfsQuota", std::nullopt, std::nullopt, std::nullopt);
+  CHECK(e.render().find("koordlet_be_suppress_be_used_cpu_cores{") == std::string::npos);
+  e.recordSuppress(true, "cfsQuota", 1.0, 0.7, 0.1);  // and back
+  CHECK(hasLine(e.render(), "koordlet_be_suppress_ls_used_cpu_cores{node=\"n\"} 0.7"));
 }
 
 TEST_CASE("scaled cfs gauges follow the containers the burst strategy handles", "[exporter]") {
