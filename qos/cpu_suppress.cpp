@@ -31,6 +31,8 @@ constexpr const char* kSkipCpusetUnknown = "besteffort cpuset unreadable";
 constexpr const char* kSkipNoCpus = "no CPUs left for BE (all reserved, system or LSE-pinned)";
 constexpr const char* kSkipQuotaUnknown = "besteffort quota unreadable";
 constexpr const char* kSkipQuotaDelta = "quota change within 1% of capacity";
+constexpr const char* kSkipNoPlacement =
+    "policy cpuset needs the CPU topology (cores, sockets) from sysfs; cfsQuota does not";
 
 // The koordinator.sh/qosClass label itself: koordlet classifies pinned CPUs by
 // the raw label (GetPodQoSClassRaw), not by the kube-QoS default.
@@ -276,6 +278,24 @@ void adjustByCfsQuota(const QosSnapshot& snap, int64_t suppressMilli, const Curr
 
 }  // namespace
 
+void CpuSuppress::recover(Recovery& state, const std::vector<CgroupWrite>& writes,
+                          const CurrentValues& current, std::vector<CgroupWrite>& out) {
+  if (state == Recovery::kDone) return;
+  if (state == Recovery::kNeeded) {
+    out.insert(out.end(), writes.begin(), writes.end());
+    state = Recovery::kWritten;
+    return;
+  }
+  bool allHeld = true;
+  for (const CgroupWrite& w : writes) {
+    const std::optional<KnobValue> now = current.get(w.dir, w.knob);  // unreadable: not held
+    if (now && *now == w.value) continue;
+    allHeld = false;
+    out.push_back(w);
+  }
+  if (allHeld) state = Recovery::kDone;
+}
+
 SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThresholdStrategy& config,
                                 bool enabled, const CurrentValues& current) {
   SuppressResult out;
@@ -286,16 +306,16 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
   }
 
   if (!enabled) {
-    // Recover once, then leave the files alone until suppression runs again
-    // (koordlet rewrites the full cpuset every round through its cache).
-    if (!quotaRecovered_) {
-      out.writes.push_back(quotaWrite(snap.besteffortDir, kUnlimitedQuota));
-      quotaRecovered_ = true;
-    }
-    if (!cpusetRecovered_) {
+    // Recover until the files hold the recovered values, then leave them alone
+    // until suppression runs again (koordlet rewrites the full cpuset every round
+    // through its cache).
+    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current,
+            out.writes);
+    if (cpusetRecovery_ != Recovery::kDone) {
+      std::vector<CgroupWrite> recovery;
       const std::vector<int> full = fullBeCpus(snap);
-      if (!full.empty()) appendCpusetWrites(snap, full, full, out.writes);
-      cpusetRecovered_ = true;
+      if (!full.empty()) appendCpusetWrites(snap, full, full, recovery);
+      recover(cpusetRecovery_, recovery, current, out.writes);
     }
     out.skipped = kSkipDisabled;
     return out;
@@ -336,21 +356,26 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
     suppressMilli = std::max(suppressMilli, capacityMilli * *config.cpuSuppressMinPercent / 100);
   }
 
+  if (config.cpuSuppressPolicy == CpuSuppressPolicy::kCpuset && !snap.topology.placement) {
+    // CPU ids without cores and sockets (no sysfs): picking BE CPUs would split
+    // hyper-thread pairs at random. Policy cfsQuota needs only the count.
+    out.skipped = kSkipNoPlacement;
+    return out;
+  }
   if (config.cpuSuppressPolicy == CpuSuppressPolicy::kCpuset) {
     adjustByCpuset(snap, suppressMilli, current, out);
-    cpusetRecovered_ = false;
-    if (!quotaRecovered_) {
-      out.writes.push_back(quotaWrite(snap.besteffortDir, kUnlimitedQuota));
-      quotaRecovered_ = true;
-    }
+    cpusetRecovery_ = Recovery::kNeeded;
+    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current,
+            out.writes);
   } else {
     adjustByCfsQuota(snap, suppressMilli, current, out);
-    quotaRecovered_ = false;
+    quotaRecovery_ = Recovery::kNeeded;
     // Every round, as koordlet: new BE pods get the full set too (the executor
-    // drops what the files already hold).
+    // drops what the files already hold). When suppress stops they are checked
+    // against the files like any recovery.
     const std::vector<int> full = fullBeCpus(snap);
     if (!full.empty()) appendCpusetWrites(snap, full, full, out.writes);
-    cpusetRecovered_ = true;
+    cpusetRecovery_ = Recovery::kWritten;
   }
   return out;
 }

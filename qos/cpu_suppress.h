@@ -76,8 +76,15 @@ class CpuSuppress {
                                    size_t count);
 
  private:
-  bool quotaRecovered_ = false;   // besteffort quota set back to -1 since last suppression
-  bool cpusetRecovered_ = false;  // BE cpusets set back to the full set since last suppression
+  // A recovery (besteffort quota back to -1, BE cpusets back to the full set) is
+  // written once, then checked against the files each round: what a write failed
+  // to set (EBUSY, a cgroup not there yet) is written again; once every file holds
+  // its target, nothing more until suppression runs again.
+  enum class Recovery { kNeeded, kWritten, kDone };
+  static void recover(Recovery& state, const std::vector<CgroupWrite>& writes,
+                      const CurrentValues& current, std::vector<CgroupWrite>& out);
+  Recovery quotaRecovery_ = Recovery::kNeeded;
+  Recovery cpusetRecovery_ = Recovery::kNeeded;
 };
 
 }  // namespace koord

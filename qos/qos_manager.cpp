@@ -183,10 +183,12 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
                             const NodeSloSpec& spec) {
   QosRound round;
   const Clock::Monotonic now = clock_->now();
-  const bool runSuppress = due(lastSuppress_, config_.suppressInterval, now);
-  const bool runBurst = due(lastBurst_, config_.burstInterval, now);
-  // A gate that is off costs nothing: no snapshot for it, no reset (koordlet leaves
-  // the knobs as they are when CgroupReconcile is off).
+  // A gate that is off costs nothing: no snapshot for it, no write, no reset
+  // (koordlet writes nothing for BECPUSuppress, CPUBurst or CgroupReconcile off;
+  // NodeSLO's enable: false, with the gate on, is what recovers suppression).
+  const bool runSuppress =
+      config_.suppressGate && due(lastSuppress_, config_.suppressInterval, now);
+  const bool runBurst = config_.burstGate && due(lastBurst_, config_.burstInterval, now);
   const bool runMemory = config_.memoryGate && due(lastMemory_, config_.memoryInterval, now);
   const bool runHooks = (config_.batchResourceGate || config_.cpusetAllocatorGate) &&
                         due(lastHooks_, config_.hooksInterval, now);
@@ -196,16 +198,15 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
   if (runSuppress) {
     const auto start = clock_->now();
     ExecutorValues current(*executor_);
-    // koordlet: the gate and NodeSLO's resourceUsedThresholdWithBE.enable must both be on.
-    const bool enabled = config_.suppressGate && spec.threshold.enable;
-    round.suppress = suppress_.run(snap, spec.threshold, enabled, current);
+    // With the gate on, NodeSLO's resourceUsedThresholdWithBE.enable decides.
+    round.suppress = suppress_.run(snap, spec.threshold, spec.threshold.enable, current);
     round.writes += executor_->apply(round.suppress->writes);
     round.suppressSeconds = secondsSince(*clock_, start);
   }
   if (runBurst) {
     const auto start = clock_->now();
     ExecutorValues current(*executor_);
-    round.burst = burst_.run(snap, spec.cpuBurst, config_.burstGate, current);
+    round.burst = burst_.run(snap, spec.cpuBurst, true, current);
     round.writes += executor_->apply(round.burst->writes);
     round.burstSeconds = secondsSince(*clock_, start);
   }

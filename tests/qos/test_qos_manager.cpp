@@ -228,9 +228,10 @@ TEST_CASE("the burst policy from the config reaches the LS container's burst fil
   spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
   QosRound round = manager.runDue(f.pods, cache, spec);
   REQUIRE(round.burst);
-  // 2 cores × 1000% × 100000 / 1000... per koordlet: limit cores × percent/100 × period.
-  CHECK(fileOf(f.tree, "cpu", f.lsCtrDir, "cpu.cfs_burst_us") == "2000000");
-  CHECK(fileOf(f.tree, "cpu", f.lsPodDir, "cpu.cfs_burst_us") == "2000000");
+  // 2 cores × 1000% × 100000 = 2,000,000 per koordlet's formula, held to the
+  // 200,000 µs quota of a 2-core limit (the kernel refuses a burst above it).
+  CHECK(fileOf(f.tree, "cpu", f.lsCtrDir, "cpu.cfs_burst_us") == "200000");
+  CHECK(fileOf(f.tree, "cpu", f.lsPodDir, "cpu.cfs_burst_us") == "200000");
   // Suppress is disabled by default (resourceUsedThresholdWithBE.enable false):
   // the BE quota is left at -1 (its recovery value).
   CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
@@ -238,7 +239,8 @@ TEST_CASE("the burst policy from the config reaches the LS container's burst fil
   CHECK(fileOf(f.tree, "cpu", f.beCtrDir, "cpu.cfs_burst_us") == "0");
 }
 
-TEST_CASE("with the gate off the manager leaves suppress's knobs alone", "[qos_manager]") {
+TEST_CASE("with the gates off the manager runs neither suppress nor burst and writes nothing",
+          "[qos_manager]") {
   Fixture f;
   f.tree.write("cpu/" + f.beDir + "/cpu.cfs_quota_us", "50000\n");
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
@@ -248,12 +250,32 @@ TEST_CASE("with the gate off the manager leaves suppress's knobs alone", "[qos_m
   QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
-  QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+  for (int i = 0; i < 3; ++i) {
+    QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+    CHECK_FALSE(round.suppress);
+    CHECK_FALSE(round.burst);
+    CHECK(round.writes.written == 0);
+    f.clock.advance(std::chrono::seconds(60));
+  }
+  // koordlet writes nothing with BECPUSuppress off: no recovery either.
+  CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "50000");
+  CHECK(exec.stats().written == 0);
+}
+
+TEST_CASE("with the gate on and NodeSLO's enable false, suppress recovers the quota",
+          "[qos_manager]") {
+  Fixture f;
+  f.tree.write("cpu/" + f.beDir + "/cpu.cfs_quota_us", "50000\n");
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  NodeSloSpec spec = suppressByQuota();
+  spec.threshold.enable = false;
+  QosRound round = manager.runDue(f.pods, cache, spec);
   REQUIRE(round.suppress);
-  // Disabled means recovered once: the quota goes back to unlimited.
+  CHECK(round.suppress->skipped == "disabled");
   CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
-  REQUIRE(round.burst);
-  CHECK(round.burst->writes.empty());
 }
 
 TEST_CASE("cpuset suppress narrows every cgroup under besteffort, pause containers included",
