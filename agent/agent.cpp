@@ -92,10 +92,24 @@ Status Agent::start() {
     topology_ = std::move(*topo);
     exporter_.setFeatureSupported("cpu_topology", true);
   } else {
-    // Without the topology CPU suppress cannot pick CPUs nor know the capacity:
-    // the QoS strategies stay off, the rest of the agent runs.
-    KLOG_WARNING << "CPU topology unreadable, CPU QoS strategies are off: " << topo.error().message;
+    // Degrade only what needs sysfs: suppress's cpuset policy picks CPUs by core
+    // and socket. Burst and cfsQuota suppress need the CPU count, which /proc/stat
+    // gives (one cpuN line per online CPU).
     exporter_.setFeatureSupported("cpu_topology", false);
+    Result<CpuTopology> ids = makeError("unreadable");
+    if (auto text = readFile(opts_.paths.proc("stat"))) {
+      if (auto stat = parseProcStat(*text)) ids = cpuTopologyFromIds(stat->cpuIds);
+    }
+    if (ids) {
+      topology_ = std::move(*ids);
+      KLOG_WARNING << "CPU topology unreadable (" << topo.error().message
+                   << "; is --sys-root-dir the host's /sys?): CPU suppress with policy cpuset "
+                      "is off; CPU burst and cfsQuota suppress run on the "
+                   << topology_->count() << " CPUs of " << opts_.paths.proc("stat");
+    } else {
+      KLOG_WARNING << "CPU topology unreadable (" << topo.error().message << ") and no CPU in "
+                   << opts_.paths.proc("stat") << ": CPU suppress and burst are off";
+    }
   }
 
   // Running on a host whose cgroups are not where --cgroup-root-dir says: ask
@@ -211,10 +225,11 @@ QosManagerConfig Agent::qosConfig() const {
   qc.cgroupRoot = opts_.paths.cgroupRoot;
   qc.suppressInterval = std::chrono::seconds(opts_.cpuSuppressIntervalSeconds);
   qc.burstInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  // Without a CPU topology the CPU strategies cannot place anything; memory QoS
-  // does not need one.
+  // Without even the CPU count (neither sysfs nor /proc/stat) suppress has no
+  // capacity; burst runs (its share-pool check then holds quotas); memory QoS
+  // needs neither.
   qc.suppressGate = topology_ && opts_.featureGates.enabled("BECPUSuppress");
-  qc.burstGate = topology_ && opts_.featureGates.enabled("CPUBurst");
+  qc.burstGate = opts_.featureGates.enabled("CPUBurst");
   qc.memoryInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
   qc.memoryGate = opts_.featureGates.enabled("CgroupReconcile");
   qc.pageSize = sys_.pageSize;
@@ -282,7 +297,9 @@ void Agent::startQos() {
             << opts_.reconcileIntervalSeconds << "s, memory QoS "
             << (memoryGate ? "gate on" : "gate off") << ", runtime hooks "
             << (qc.batchResourceGate || qc.cpusetAllocatorGate ? "on" : "off") << ", "
-            << (topology_ ? std::to_string(topology_->count()) + " CPUs" : "no CPU topology")
+            << (!topology_ ? std::string("no CPU count")
+                : std::to_string(topology_->count()) + " CPUs" +
+                      (topology_->placement ? "" : " (ids only, from /proc/stat)"))
             << (opts_.dryRun ? ", dry-run" : "");
 
   resctrl::ResctrlManagerConfig rc;
@@ -609,7 +626,10 @@ HttpResponse Agent::serveReadyz() const {
        << "\n";
   body << "qos: "
        << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "") +
-                      (topology_ ? "" : ", CPU strategies off (no CPU topology)")
+                      (!topology_             ? ", CPU suppress off (no CPU count)"
+                       : !topology_->placement ? ", CPU suppress policy cpuset off (no sysfs "
+                                                 "CPU topology)"
+                                               : "")
                 : std::string("waiting for the cgroup layout"))
        << "\n";
   if (qos_) {

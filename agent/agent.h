@@ -110,7 +110,7 @@ class Agent {
   ConfigWatcher config_;
   bool configLastGood_ = true;
   NodeReservation reservation_;
-  std::optional<CpuTopology> topology_;  // nullopt: unreadable, CPU strategies off
+  std::optional<CpuTopology> topology_;  // nullopt: not even a CPU count, suppress off
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<QosManager> qos_;
   std::unique_ptr<resctrl::ResctrlManager> resctrl_;

@@ -150,4 +150,14 @@ Result<CpuTopology> readCpuTopology(const HostPaths& paths) {
   return topo;
 }
 
+Result<CpuTopology> cpuTopologyFromIds(std::vector<int> ids) {
+  if (ids.empty()) return makeError("no CPU listed");
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  CpuTopology topo;
+  topo.placement = false;
+  for (const int id : ids) topo.cpus.push_back(CpuInfo{id, id, 0, 0});
+  return topo;
+}
+
 }  // namespace koord

@@ -27,9 +27,18 @@ struct CpuInfo {
 
 struct CpuTopology {
   std::vector<CpuInfo> cpus;  // online CPUs, sorted by id
+  // True when core, socket and node come from sysfs. False for the fallback from
+  // /proc/stat's cpuN lines (ids and count only: each CPU its own core, socket 0),
+  // which is all CPU burst and cfsQuota suppress need; suppress's cpuset policy
+  // picks CPUs by core and socket, and is off without it.
+  bool placement = true;
   size_t count() const { return cpus.size(); }
   std::vector<int> ids() const;
 };
+
+// The ids-only topology (placement false) of the given online CPU ids (/proc/stat's
+// cpuN lines), for when sysfs is unreadable. Empty ids: an error.
+Result<CpuTopology> cpuTopologyFromIds(std::vector<int> ids);
 
 // Reads the topology of the online CPUs. A CPU listed online whose topology/
 // directory is absent is skipped as offline: the kernel removes that directory

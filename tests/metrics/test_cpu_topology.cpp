@@ -220,3 +220,14 @@ TEST_CASE("a malformed or missing topology file is an error naming the file", "[
     failsNaming("devices/system/cpu");
   }
 }
+
+TEST_CASE("the /proc/stat fallback gives ids and count only, marked without placement",
+          "[cpu_topology]") {
+  auto topo = cpuTopologyFromIds({3, 0, 2, 1, 2});
+  REQUIRE(topo.ok());
+  CHECK_FALSE(topo->placement);
+  CHECK(topo->ids() == std::vector<int>{0, 1, 2, 3});
+  CHECK(topo->cpus[2] == CpuInfo{2, 2, 0, 0});
+  CHECK_FALSE(cpuTopologyFromIds({}).ok());
+  CHECK(readCapture("amd-epyc7402-2socket").placement);
+}

@@ -586,7 +586,7 @@ TEST_CASE("a small quota target right after recovery leaves BE unlimited, as koo
 
 // ---- disable, recover, enable again -----------------------------------------------
 
-TEST_CASE("disabled suppress recovers quota and cpusets once, then writes nothing",
+TEST_CASE("disabled suppress recovers quota and cpusets once they land, then writes nothing",
           "[cpu_suppress]") {
   Node node(flat(10), 2.0);
   node.snap.reservation.reservedCpus = {0};
@@ -597,6 +597,7 @@ TEST_CASE("disabled suppress recovers quota and cpusets once, then writes nothin
   CHECK(r.skipped == "disabled");
   CHECK(writes(r) == plus({quota(kBe, -1)}, beCpusets("1-9", "1-9")));
   CHECK_FALSE(r.suppressCores);
+  node.apply(r);
   r = s.run(node.snap, config(), false, node.current);
   CHECK(r.writes.empty());
   CHECK(r.skipped == "disabled");
@@ -611,6 +612,30 @@ TEST_CASE("disabled suppress recovers quota and cpusets once, then writes nothin
   // Disabled again: the cpusets go back to the full BE set, once.
   r = s.run(node.snap, config(), false, node.current);
   CHECK(writes(r) == beCpusets("1-9", "1-9"));
+  node.apply(r);
+  CHECK(s.run(node.snap, config(), false, node.current).writes.empty());
+}
+
+TEST_CASE("a recovery write that did not land is written again until the file holds it",
+          "[cpu_suppress]") {
+  Node node(flat(10), 2.0);
+  node.ls("l", 2.0);
+  node.be("b", 0.0);
+  CpuSuppress s;
+  SuppressResult r = s.run(node.snap, config(65, CpuSuppressPolicy::kCfsQuota), true, node.current);
+  node.apply(r);  // the besteffort quota is now suppressed
+  REQUIRE(node.current.get(kBe, Knob::kCpuQuota)->number != -1);
+  // Disabled: the recovery is written, but the kernel refuses it (EBUSY, ENOENT
+  // while the dir is re-created): the file keeps the suppressed quota.
+  r = s.run(node.snap, config(), false, node.current);
+  CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
+  // Not given up: written again next round, and the round after.
+  r = s.run(node.snap, config(), false, node.current);
+  CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
+  r = s.run(node.snap, config(), false, node.current);
+  CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
+  node.apply(r);  // this time it lands
+  CHECK(s.run(node.snap, config(), false, node.current).writes.empty());
   CHECK(s.run(node.snap, config(), false, node.current).writes.empty());
 }
 
@@ -635,4 +660,22 @@ TEST_CASE("switching policies recovers what the other policy set", "[cpu_suppres
   node.apply(r);
   r = s.run(node.snap, config(), false, node.current);
   CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
+}
+
+TEST_CASE("without sysfs placement policy cpuset is skipped and cfsQuota still suppresses",
+          "[cpu_suppress]") {
+  auto ids = cpuTopologyFromIds({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  REQUIRE(ids.ok());
+  Node node(*ids, 2.0);
+  node.ls("l", 2.0);
+  node.be("b", 0.0);
+  CpuSuppress s;
+  SuppressResult r = s.run(node.snap, config(), true, node.current);
+  CHECK(r.writes.empty());
+  CHECK_THAT(r.skipped, Catch::Contains("policy cpuset needs the CPU topology"));
+  // cfsQuota needs only the CPU count: 10 × 65% − 2 (LS) − 0 (system) = 4.5 cores.
+  r = s.run(node.snap, config(65, CpuSuppressPolicy::kCfsQuota), true, node.current);
+  CHECK(r.skipped.empty());
+  REQUIRE(r.suppressCores);
+  CHECK(writes(r).front() == quota(kBe, 450000));
 }
