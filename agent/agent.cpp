@@ -140,6 +140,16 @@ Status Agent::start() {
 
   exporter_.setStartTime(unixSeconds(clock_->wallNow()));
   exporter_.setKubeletUp(false);
+  if (!opts_.kubeletInsecureTls) {
+    const bool verify = !opts_.kubeletSkipTlsVerify;
+    exporter_.setKubeletTlsVerified(verify);
+    if (!verify) {
+      // koordlet never verifies; kubelets commonly serve self-signed certificates
+      // that name neither 127.0.0.1 nor the cluster CA. Said once.
+      KLOG_INFO << "the kubelet's serving certificate is not verified (as koordlet); "
+                   "--kubelet-skip-tls-verify=false verifies it against --kubelet-ca-file";
+    }
+  }
   informer_.onRecord([this](const KubeletRequestRecord& r) {
     exporter_.recordKubeletRequest(r);
     exporter_.setKubeletUp(r.failure.empty());

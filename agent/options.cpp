@@ -254,7 +254,9 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   fs.stringVar(&o.kubeletTokenFile, "kubelet-token-file", "Bearer token presented to the kubelet.");
   fs.stringVar(&o.kubeletCaFile, "kubelet-ca-file", "CA bundle that verifies the kubelet.");
   fs.boolVar(&o.kubeletSkipTlsVerify, "kubelet-skip-tls-verify",
-             "Do not verify the kubelet's serving certificate.");
+             "Do not verify the kubelet's serving certificate (koordlet never does; kubelets "
+             "commonly serve self-signed certificates). =false verifies it against "
+             "--kubelet-ca-file and the node address.");
 
   // §1.4 collectors.
   fs.funcVar("collect-res-used-interval", "duration", durationText(o.collectResUsedInterval),

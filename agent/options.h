@@ -52,7 +52,7 @@ struct Options {
   std::string kubeletAddr;  // overrides NODE_IP; empty = NODE_IP, else 127.0.0.1
   std::string kubeletTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string kubeletCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
-  bool kubeletSkipTlsVerify = false;
+  bool kubeletSkipTlsVerify = true;  // as koordlet, which never verifies
   // QoS manager (§1.5)
   int reconcileIntervalSeconds = 1;    // CPU burst
   int cpuSuppressIntervalSeconds = 1;  // CPU suppress

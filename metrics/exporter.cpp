@@ -158,6 +158,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
                             "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);
 
+  kubeletTls_ = &gaugeFamily("koordlet_kubelet_tls_verified",
+                             "1 when the kubelet's serving certificate is verified, 0 when the "
+                             "HTTPS connection to it is not (--kubelet-skip-tls-verify, the "
+                             "default, as koordlet); absent over plain HTTP");
+
   kubeletDuration_ = &histogramFamily("koordlet_kubelet_request_duration_seconds",
                                       "kubelet http request duration in seconds");
   kubeletErrors_ = &counterFamily("koordlet_kubelet_request_errors_total",
@@ -293,6 +298,10 @@ void Exporter::recordHttp(const HttpStats& stats) {
 }
 
 void Exporter::setKubeletUp(bool up) { kubeletUp_->Set(up ? 1 : 0); }
+
+void Exporter::setKubeletTlsVerified(bool verified) {
+  kubeletTls_->Add({{"node", node_}}).Set(verified ? 1 : 0);
+}
 
 void Exporter::recordKubeletRequest(const KubeletRequestRecord& r) {
   // koordlet's buckets: 0.001 × 4^k, k = 0..6.

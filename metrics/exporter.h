@@ -74,6 +74,9 @@ class Exporter {
   void recordSelf(const SelfSample& sample);
   void recordHttp(const HttpStats& stats);
   void setKubeletUp(bool up);
+  // koordlet_kubelet_tls_verified: set once at start when the kubelet is reached
+  // over HTTPS (never called over plain HTTP: absent).
+  void setKubeletTlsVerified(bool verified);
   void recordKubeletRequest(const KubeletRequestRecord& record);
   void setPodCount(size_t pods);
   // Pod and container usage, PSI, requests/limits and the BE aggregate of one
@@ -172,6 +175,7 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* collectorDuration_;
   prometheus::Family<prometheus::Counter>* collectorErrors_;
   prometheus::Gauge* kubeletUp_;
+  prometheus::Family<prometheus::Gauge>* kubeletTls_;
   prometheus::Family<prometheus::Histogram>* kubeletDuration_;
   prometheus::Family<prometheus::Counter>* kubeletErrors_;
   prometheus::Gauge* podCount_;

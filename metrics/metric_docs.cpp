@@ -170,6 +170,7 @@ void driveExporter(Exporter& e) {
   e.recordHttp(http);
 
   e.setKubeletUp(true);
+  e.setKubeletTlsVerified(false);
   e.recordKubeletRequest({"200", 0.01, ""});
   e.recordKubeletRequest({"<error>", 3, "transport"});
   e.setPodCount(1);

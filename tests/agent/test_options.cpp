@@ -8,6 +8,7 @@
 
 #include "agent/options.h"
 #include "agent/read_file.h"
+#include "tests/support/manifest_args.h"
 
 using namespace koord;
 using namespace std::chrono_literals;
@@ -38,30 +39,6 @@ std::string errorOf(const Args& args) {
 
 // The `- item` lines under the first `args:` key of a manifest. A line scan is
 // enough for the flat, unquoted lists in koordinator's manifests.
-std::vector<std::string> manifestArgs(const std::string& yaml) {
-  std::vector<std::string> out;
-  std::istringstream in(yaml);
-  std::string line;
-  size_t argsIndent = std::string::npos;
-  while (std::getline(in, line)) {
-    const size_t first = line.find_first_not_of(' ');
-    if (first == std::string::npos) continue;
-    std::string content = line.substr(first);
-    if (argsIndent == std::string::npos) {
-      if (content.rfind("- ", 0) == 0) content = content.substr(2);
-      if (content == "args:") argsIndent = line.find("args:");
-      continue;
-    }
-    if (first < argsIndent || content.rfind("- ", 0) != 0) break;
-    std::string item = content.substr(2);
-    if (item.size() >= 2 && (item.front() == '"' || item.front() == '\'') &&
-        item.back() == item.front()) {
-      item = item.substr(1, item.size() - 2);
-    }
-    out.push_back(item);
-  }
-  return out;
-}
 
 // Every flag koordlet registers (reference §1.1-§1.5), controller-runtime's and klog's.
 const std::vector<std::string> kKoordletFlags = {
@@ -170,6 +147,7 @@ TEST_CASE("no arguments give koordlet's DaemonSet-mode defaults", "[options]") {
   CHECK_FALSE(o.kubeletInsecureTls);
   CHECK(o.kubeletReadOnlyPort == 10255);
   CHECK(o.kubeletSecurePort == 10250);
+  CHECK(o.kubeletSkipTlsVerify);  // koordlet's behaviour; =false verifies
   CHECK(o.resourceForceUpdateSeconds == 60);
   CHECK(o.enableNriRuntimeHook);
   CHECK(o.runtimeHooksNriSocketPath == "nri/nri.sock");
@@ -246,7 +224,7 @@ TEST_CASE("the koordlet DaemonSet manifest's args parse", "[options]") {
   auto yaml = readFile(path);
   INFO(path);
   REQUIRE(yaml.ok());
-  const std::vector<std::string> args = manifestArgs(*yaml);
+  const std::vector<std::string> args = test::manifestArgs(*yaml);
   REQUIRE(args == std::vector<std::string>{
                       "-cgroup-root-dir=/host-cgroup/",
                       "-feature-gates=AllAlpha=true,AllBeta=true",
@@ -264,6 +242,9 @@ TEST_CASE("the koordlet DaemonSet manifest's args parse", "[options]") {
   }
   CHECK(o.verbosity == 4);
   CHECK(o.logToStderr);
+  // koordlet never verifies the kubelet's certificate; with its args neither do we
+  // (tests/e2e/agent_dropin_test.cpp syncs pods from a self-signed kubelet).
+  CHECK(o.kubeletSkipTlsVerify);
   CHECK(o.ignored == std::vector<std::string>{"runtime-hooks-network", "runtime-hooks-addr",
                                               "runtime-hooks-host-endpoint"});
 }
