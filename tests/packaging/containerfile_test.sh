@@ -21,48 +21,15 @@ codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 # --- the runtime package list ---------------------------------------------------------
 
-# Paths of the libraries the dynamic loader resolves for $1, the loader included. The
-# vDSO line has no path (it is the kernel's) and is skipped; "not found" is an error.
-ldd_paths() {
-  local out
-  out=$(ldd "$1") || fail "ldd $1 failed"
-  grep -q 'not found' <<<"$out" && { echo "$out" >&2; fail "ldd: a library of $1 is missing"; }
-  awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\// { print $1 }' <<<"$out"
-}
-
-# The package owning library path $1. On merged-/usr systems a path may be registered in
-# dpkg's database under /lib or /usr/lib, and ldd may print either, or a symlink whose
-# target is the registered name: try the path and its target, each under both prefixes.
-owner_of() {
-  local path=$1 real cand alias
-  real=$(readlink -f "$path")
-  for cand in "$path" "$real"; do
-    for alias in "$cand" "${cand/#\/usr\/lib\//\/lib\/}" "${cand/#\/lib\//\/usr\/lib\/}" \
-      "${cand/#\/usr\/lib64\//\/lib64\/}" "${cand/#\/lib64\//\/usr\/lib64\/}"; do
-      # "pkg:arch: /path" (or "a, b: /path" for a shared path: take each).
-      if out=$(dpkg-query -S "$alias" 2>/dev/null); then
-        sed -n 's/^\(.*\): \/.*$/\1/p' <<<"$out" | tr ',' '\n' | sed 's/^ *//; s/:.*$//'
-        return 0
-      fi
-    done
-  done
-  fail "no Debian package owns $path (nor $real)"
-}
-
-# Package names between the markers of file $1: the words after
-# --no-install-recommends up to the next &&.
-runtime_packages() {
-  awk '/^# runtime-packages: begin/ { on = 1; next } /^# runtime-packages: end/ { on = 0 } on' "$1" |
-    sed 's/\\$//' | tr -s ' \t' '\n' |
-    awk '$0 == "--no-install-recommends" { take = 1; next } $0 == "&&" { take = 0 } take && NF' |
-    sort -u
-}
+# ldd_paths, owner_of, binary_packages, containerfile_packages: shared with make image.
+# shellcheck source=../../packaging/image/runtime-packages.sh
+source "$REPO/packaging/image/runtime-packages.sh"
 
 # Compares file $1's runtime list with the owners of BIN's libraries; prints the
 # difference and returns 1 when they differ.
 compare_packages() {
   local got
-  got=$(runtime_packages "$1")
+  got=$(containerfile_packages "$1")
   [ -n "$got" ] || { echo "no runtime package list between the markers of $1"; return 1; }
   [ "$got" = "$WANT" ] && return 0
   comm -23 <(echo "$WANT") <(echo "$got") | sed 's/^/  missing: /'
@@ -70,7 +37,7 @@ compare_packages() {
   return 1
 }
 
-WANT=$(for p in $(ldd_paths "$BIN"); do owner_of "$p"; done | sort -u)
+WANT=$(binary_packages "$BIN") || fail "cannot map the libraries of $BIN to packages (above)"
 echo "ldd $BIN resolves libraries of: $(tr "\n" " " <<<"$WANT")"
 for p in libc6 libssl3 libstdc++6; do
   grep -qx "$p" <<<"$WANT" || fail "ldd-derived list lacks $p: the mapping is broken ($WANT)"
@@ -89,7 +56,7 @@ compare_packages "$WORK/plus.Containerfile" >"$WORK/plus.out" &&
 grep -q 'extra: *curl' "$WORK/plus.out" || fail "negative control: curl not reported extra"
 
 # Each runtime package is one Debian knows (not a typo apt would reject at build time).
-for p in $(runtime_packages "$CF"); do
+for p in $(containerfile_packages "$CF"); do
   apt-cache show "$p" >/dev/null 2>&1 || fail "apt-cache knows no package '$p'"
 done
 # The install step: no recommends, apt lists dropped in the same layer.
