@@ -258,7 +258,8 @@ expect "default: kinds" "$(created_kinds default)" \
 DS=$D/daemonset.yaml
 P='.spec.template.spec'
 C="$P.containers[0]"
-expect "default: image" "$(jp "$DS" "{$C.image}")" "ghcr.io/koordlet-cpp/koordlet:0.1.0"
+# No registry host by default: the name make image's archive carries.
+expect "default: image" "$(jp "$DS" "{$C.image}")" "koordlet-cpp/koordlet:0.1.0"
 expect "default: hostPID" "$(jp "$DS" "{$P.hostPID}")" true
 expect "default: hostNetwork" "$(jp "$DS" "{$P.hostNetwork}")" false
 expect "default: priority class" "$(jp "$DS" "{$P.priorityClassName}")" system-node-critical

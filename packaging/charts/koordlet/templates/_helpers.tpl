@@ -26,9 +26,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/* <imageRepositoryHost>/<repository>:<tag>; with no host, <repository>:<tag>, the name
+`make image`'s archive carries (a runtime reads it as docker.io/<repository>). */}}
 {{- define "koordlet.image" -}}
 {{- $tag := default .Chart.AppVersion .Values.koordlet.image.tag -}}
-{{- printf "%s/%s:%s" .Values.imageRepositoryHost .Values.koordlet.image.repository (toString $tag) -}}
+{{- $repo := printf "%s:%s" .Values.koordlet.image.repository (toString $tag) -}}
+{{- with .Values.imageRepositoryHost }}{{ printf "%s/%s" (trimSuffix "/" .) $repo }}{{ else }}{{ $repo }}{{ end -}}
 {{- end -}}
 
 {{/* featureGates and koordlet.features (Koordinator's chart's name), joined. */}}
