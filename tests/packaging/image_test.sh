@@ -33,6 +33,12 @@ done
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 [ "$codename" = bookworm ] || skip "host is '$codename': make image builds on Debian 12 only"
 
+# helm and kubectl read no user configuration and no cluster.
+export HOME=$WORK/home KUBECONFIG=/dev/null HELM_CACHE_HOME=$WORK/helm HELM_CONFIG_HOME=$WORK/helm \
+  HELM_DATA_HOME=$WORK/helm
+unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+mkdir -p "$HOME"
+
 version=$(sed -n "s/^[[:space:]]*version[[:space:]]*:[[:space:]]*'\([^']*\)'.*/\1/p" \
   "$REPO/meson.build" | head -n1)
 NAME=koordlet-cpp/koordlet:$version
@@ -103,9 +109,6 @@ mapfile -t cmd < <(python3 -c 'import json,sys; print("\n".join(json.loads(sys.a
 
 # --- the chart's pod -------------------------------------------------------------------
 PORT=$(free_port)
-export HOME=$WORK/home KUBECONFIG=/dev/null HELM_CACHE_HOME=$WORK/helm HELM_CONFIG_HOME=$WORK/helm \
-  HELM_DATA_HOME=$WORK/helm
-mkdir -p "$HOME"
 render() {
   "$TOOLS/helm" template koordlet "$REPO/packaging/charts/koordlet" --show-only "templates/$1.yaml" \
     --set koordlet.hostNetwork=true --set "koordlet.port=$PORT" --set 'koordlet.extraArgs={--dry-run}' \
@@ -120,7 +123,7 @@ read -r cport liveness readiness < <(python3 "$REPO/tests/packaging/podman_args.
 [ "$cport" = "$PORT" ] || fail "the chart's port is $cport, not $PORT"
 mapfile -d '' -t flags <"$WORK/podman-flags"
 mapfile -d '' -t args <"$WORK/args"
-printf '%s\n' "${args[@]}" | grep -qx -- "--addr=:$PORT" || fail "the chart's args have no --addr=:$PORT"
+grep -qx -- "--addr=:$PORT" < <(printf "%s\n" "${args[@]}") || fail "the chart's args have no --addr=:$PORT"
 echo "podman run ${flags[*]} $NAME ${args[*]}"
 
 "${PODMAN[@]}" run -d --name "$CTR" "${LIMITS[@]}" "${flags[@]}" "$NAME" "${args[@]}" >"$WORK/run.out" 2>&1 ||
