@@ -30,7 +30,7 @@ for tool in ldd dpkg-query md5sum strip python3; do
   command -v "$tool" >/dev/null || die "$tool not found (packaging/install-deps.sh --image)"
 done
 [ -x "$bin" ] || die "$bin is not an executable"
-if ldd "$bin" | grep -Eq 'lib(a|ub|t)san'; then
+if grep -Eq 'lib(a|ub|t)san' <<<"$(ldd "$bin")"; then
   die "$bin is a sanitizer build; the image takes the plain release build"
 fi
 # The libraries are this host's; they are the image's only on the release the
