@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <deque>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -76,12 +75,12 @@ struct NriClient::Impl {
   bool onIoThread() const { return ioThreadId.load() == std::this_thread::get_id(); }
 
   // io thread only.
-  std::unique_ptr<Socket> socket;
+  std::shared_ptr<Socket> socket;  // shared with in-flight writes (writeNext)
   asio::steady_timer retryTimer{io};
   asio::steady_timer registrationTimer{io};
   std::unique_ptr<PluginSession> session;
   uint64_t generation = 0;  // bumps on every close: stale completions are ignored
-  std::deque<std::string> writeQueue;
+  WriteQueue writeQueue{config.writeLimits};
   bool writing = false;
   std::array<char, 64 * 1024> readBuf{};
   uint32_t failures = 0;  // consecutive failed attempts or short-lived connections
@@ -115,7 +114,7 @@ struct NriClient::Impl {
       return;
     }
     launchedUsed = true;
-    socket = std::make_unique<Socket>(io);
+    socket = std::make_shared<Socket>(io);
     boost::system::error_code ec;
     socket->assign(asio::local::stream_protocol(), *config.launchedFd, ec);
     if (ec) {
@@ -134,7 +133,7 @@ struct NriClient::Impl {
       st.state = NriState::kConnecting;
       st.nextRetryIn = std::chrono::nanoseconds{0};
     }
-    socket = std::make_unique<Socket>(io);
+    socket = std::make_shared<Socket>(io);
     uint64_t gen = generation;
     socket->async_connect(asio::local::stream_protocol::endpoint(config.socketPath),
                           [this, gen](const boost::system::error_code& ec) {
@@ -187,7 +186,7 @@ struct NriClient::Impl {
             fail(out.error().message, true);  // protocol error or refused registration
             return;
           }
-          if (!out->empty()) send(std::move(*out));
+          if (!out->empty() && !send(std::move(*out))) return;  // closed: queue full
           noteProgress();
           read();
         });
@@ -212,11 +211,21 @@ struct NriClient::Impl {
   }
 
   // All socket writes go through this queue, one async_write at a time, so the
-  // frames of two messages never interleave.
-  void send(std::string bytes) {
-    if (bytes.empty() || !socket) return;
-    writeQueue.push_back(std::move(bytes));
+  // frames of two messages never interleave. False when the queue is full: the
+  // runtime is not reading, and the connection has been closed (the session is
+  // gone; the caller must not touch it).
+  bool send(std::string bytes) {
+    if (bytes.empty() || !socket) return true;
+    if (auto pushed = writeQueue.push(std::move(bytes)); !pushed) {
+      {
+        std::lock_guard lock(mu);
+        ++st.writeQueueOverflows;
+      }
+      fail(pushed.error().message, true);
+      return false;
+    }
     if (!writing) writeNext();
+    return true;
   }
 
   void writeNext() {
@@ -226,14 +235,20 @@ struct NriClient::Impl {
     }
     writing = true;
     uint64_t gen = generation;
-    asio::async_write(*socket, asio::buffer(writeQueue.front()),
-                      [this, gen](const boost::system::error_code& ec, size_t) {
+    // The handler holds the socket and the message: a connection dropped while
+    // this write is in flight (closeSocket) must not free what the composed
+    // write still uses when it resumes (it may call the socket again after a
+    // partial write that completed before the close).
+    const std::shared_ptr<const std::string>& message = writeQueue.front();
+    asio::async_write(*socket, asio::buffer(*message),
+                      [this, gen, keepSocket = socket, keepMessage = message](
+                          const boost::system::error_code& ec, size_t) {
                         if (gen != generation) return;
                         if (ec) {
                           fail("write: " + ec.message(), true);
                           return;
                         }
-                        writeQueue.pop_front();
+                        writeQueue.pop();
                         writeNext();
                       });
   }

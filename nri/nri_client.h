@@ -24,6 +24,7 @@
 #include <string>
 
 #include "nri/plugin_session.h"
+#include "nri/write_queue.h"
 
 namespace koord::nri {
 
@@ -46,6 +47,9 @@ struct NriClientConfig {
   // A connection that lasted this long counts as healthy: the back-off restarts
   // from `initial` (koordlet: 6 s, a bit more than the 5 s registration timeout).
   std::chrono::nanoseconds healthyAfter = std::chrono::seconds(6);
+  // Bytes waiting for the socket (write_queue.h): a runtime that stops reading
+  // makes us close the connection and reconnect instead of buffering on.
+  WriteLimits writeLimits;
 };
 
 enum class NriState {
@@ -64,6 +68,9 @@ struct NriStatus {
   uint64_t attempts = 0;     // connection attempts
   uint64_t connects = 0;     // sessions that reached kConnected
   uint64_t disconnects = 0;  // connected sessions that ended
+  // Connections we closed because the runtime stopped reading what we send
+  // (counted, not logged per event: each is one "lost"/failure line).
+  uint64_t writeQueueOverflows = 0;
   std::string runtimeName;
   std::string runtimeVersion;
   int32_t events = 0;

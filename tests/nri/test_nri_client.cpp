@@ -13,14 +13,18 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "nri/mux.h"
 #include "nri/nri_client.h"
+#include "nri/ttrpc.h"
 #include "tests/support/nri_runtime_peer.h"
+#include "tests/support/poll.h"
 #include "tests/support/temp_tree.h"
 
 using namespace std::chrono_literals;
@@ -721,4 +725,83 @@ TEST_CASE(
   CHECK(peer.createContainer(pod, ctr).ok());
   client.stop();
   peer.stop();
+}
+
+// ------------------------------------------------------------------ limits
+
+namespace {
+
+// A runtime that does the handshake by hand, then stops reading.
+struct StalledRuntime {
+  explicit StalledRuntime(const std::string& path) {
+    listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener, 4) == 0);
+  }
+  ~StalledRuntime() {
+    if (fd >= 0) ::close(fd);
+    ::close(listener);
+  }
+  // Accepts the plugin and answers RegisterPlugin, sends Configure and Synchronize;
+  // the plugin's replies are left unread.
+  void handshake() {
+    fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);  // the client connects at once
+    REQUIRE(fd >= 0);
+    namespace n = koord::nri;
+    std::string out;
+    n::appendFrames(out, n::kRuntimeServiceConn,
+                    n::encodeMessage(1, n::MessageType::kResponse, n::encodeOkResponse("")));
+    api::ConfigureRequest conf;
+    conf.set_runtime_name("containerd");
+    n::appendFrames(out, n::kPluginServiceConn,
+                    n::encodeMessage(1, n::MessageType::kRequest,
+                                     n::encodeRequest(kPluginService, "Configure",
+                                                      conf.SerializeAsString(), 2'000'000'000)));
+    n::appendFrames(out, n::kPluginServiceConn,
+                    n::encodeMessage(3, n::MessageType::kRequest,
+                                     n::encodeRequest(kPluginService, "Synchronize", "",
+                                                      2'000'000'000)));
+    REQUIRE(::write(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size()));
+  }
+  int listener = -1;
+  int fd = -1;
+};
+
+}  // namespace
+
+TEST_CASE("a runtime that stops reading gets the connection closed, not a growing queue",
+          "[client]") {
+  koord::test::TempTree dir;
+  StalledRuntime runtime(dir.path("nri.sock"));
+  RecordingHandler handler;
+  auto cc = clientConfig(dir.path("nri.sock"));
+  cc.writeLimits.maxBytes = 1 << 20;
+  cc.backoff.initial = 10s;  // one connection for this test
+  cc.backoff.cap = 10s;
+  koord::nri::NriClient client(cc, handler);
+  client.start();
+  runtime.handshake();
+  auto waitFor = [&](const std::function<bool()>& pred) {
+    return koord::test::waitFor(kLimit, [&] { return pred() ? "" : std::string("not yet"); },
+                                10ms)
+        .empty();
+  };
+  REQUIRE(waitFor([&] { return client.status().state == koord::nri::NriState::kConnected; }));
+  // 16 MiB of UpdateContainers against a peer that reads nothing: the socket
+  // buffers fill, then the 1 MiB queue.
+  api::UpdateContainersRequest big;
+  auto* u = big.add_update();
+  u->set_container_id(koord::test::hexId("c0"));
+  (*u->mutable_linux()->mutable_resources()->mutable_unified())["memory.high"] =
+      std::string(256 * 1024, '1');
+  for (int i = 0; i < 64; ++i) client.updateContainers(big);
+  REQUIRE(waitFor([&] { return client.status().writeQueueOverflows == 1; }));
+  auto st = client.status();
+  CHECK(st.disconnects == 1);
+  CHECK(st.state == koord::nri::NriState::kWaiting);
+  CHECK_THAT(st.lastError, Catch::Contains("write queue full"));
+  client.stop();
 }
