@@ -82,6 +82,7 @@ struct NriClient::Impl {
   uint64_t generation = 0;  // bumps on every close: stale completions are ignored
   WriteQueue writeQueue{config.writeLimits};
   bool writing = false;
+  std::string closeWhenFlushed;  // non-empty: fail(this) once the queue is written
   std::array<char, 64 * 1024> readBuf{};
   uint32_t failures = 0;  // consecutive failed attempts or short-lived connections
   SteadyClock::time_point connectedAt{};
@@ -187,6 +188,16 @@ struct NriClient::Impl {
             return;
           }
           if (!out->empty() && !send(std::move(*out))) return;  // closed: queue full
+          if (session->phase() == PluginSession::Phase::kFailed) {
+            // A refused Synchronize: its error reply goes out first, then we close
+            // (reading stops here: nothing more is served on this connection).
+            {
+              std::lock_guard lock(mu);
+              ++st.syncRefusals;
+            }
+            closeAfterWrites(session->failure());
+            return;
+          }
           noteProgress();
           read();
         });
@@ -228,9 +239,16 @@ struct NriClient::Impl {
     return true;
   }
 
+  // Closes the connection once everything queued is written (at once if nothing is).
+  void closeAfterWrites(const std::string& why) {
+    closeWhenFlushed = why;
+    if (!writing) fail(why, true);
+  }
+
   void writeNext() {
     if (writeQueue.empty()) {
       writing = false;
+      if (!closeWhenFlushed.empty()) fail(std::string(closeWhenFlushed), true);
       return;
     }
     writing = true;
@@ -266,6 +284,7 @@ struct NriClient::Impl {
     session.reset();
     writeQueue.clear();
     writing = false;
+    closeWhenFlushed.clear();
   }
 
   // An attempt failed or a connection ended (wasConnected: the socket was up).

@@ -68,9 +68,10 @@ struct NriStatus {
   uint64_t attempts = 0;     // connection attempts
   uint64_t connects = 0;     // sessions that reached kConnected
   uint64_t disconnects = 0;  // connected sessions that ended
-  // Connections we closed because the runtime stopped reading what we send
-  // (counted, not logged per event: each is one "lost"/failure line).
-  uint64_t writeQueueOverflows = 0;
+  // Connections we closed because the runtime broke a limit (counted, not logged
+  // per event: each is one "lost"/failure line).
+  uint64_t writeQueueOverflows = 0;  // the runtime stopped reading what we send
+  uint64_t syncRefusals = 0;         // a Synchronize over the session's SyncLimits
   std::string runtimeName;
   std::string runtimeVersion;
   int32_t events = 0;

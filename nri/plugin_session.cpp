@@ -134,6 +134,8 @@ Result<std::string> PluginSession::receive(std::string_view bytes) {
     }
     appendFrames(out, kPluginServiceConn,
                  encodeMessage(msg.streamId, MessageType::kResponse, reply));
+    // A refused Synchronize: its reply goes out, nothing after it is served.
+    if (phase_ == Phase::kFailed) break;
   }
   return out;
 }
@@ -167,33 +169,7 @@ std::string PluginSession::dispatch(const std::string& method, const std::string
     return encodeOkResponse(resp.SerializeAsString());
   }
 
-  if (method == "Synchronize") {
-    api::SynchronizeRequest req;
-    if (!req.ParseFromString(payload)) return unparsable();
-    ++stats_.syncChunks;
-    if (req.more()) {
-      // A chunk of a split sync: keep it, answer more=true with no updates.
-      pendingSync_.MergeFrom(req);
-      syncBuffered_ = true;
-      api::SynchronizeResponse resp;
-      resp.set_more(true);
-      return encodeOkResponse(resp.SerializeAsString());
-    }
-    if (syncBuffered_) {
-      pendingSync_.MergeFrom(req);
-      pendingSync_.set_more(false);
-      req = std::move(pendingSync_);
-      pendingSync_.Clear();
-      syncBuffered_ = false;
-    }
-    auto resp = handler_->synchronize(req);
-    if (!resp) return failed(Code::kUnknown, resp.error().message);
-    resp->set_more(false);
-    std::string reply = encodeOkResponse(resp->SerializeAsString());
-    // Too big to send: receive() answers code 8, and the runtime does not add us.
-    if (reply.size() <= kMaxTtrpcMessage) advance(Phase::kSynchronized);
-    return reply;
-  }
+  if (method == "Synchronize") return synchronize(payload);
 
   if (method == "CreateContainer") {
     api::CreateContainerRequest req;
@@ -234,6 +210,65 @@ std::string PluginSession::dispatch(const std::string& method, const std::string
     if (method == d.method) return stateChange(method, d.event, payload);
   }
   return failed(Code::kUnimplemented, "method " + method);
+}
+
+std::string PluginSession::synchronize(const std::string& payload) {
+  const SyncLimits& limits = config_.syncLimits;
+  // Sizes are checked before anything is parsed or kept. Both terms are at most
+  // kMaxReceiveMessage-ish (one message, and what passed this check before): no wrap.
+  const size_t bytes = pendingSyncBytes_ + payload.size();
+  if (bytes > limits.maxBytes) {
+    return refuseSync("Synchronize of " + std::to_string(bytes) +
+                      " bytes exceeds the plugin's limit of " + std::to_string(limits.maxBytes));
+  }
+  api::SynchronizeRequest req;
+  if (!req.ParseFromString(payload)) {
+    return failed(Code::kInvalidArgument, "unparsable Synchronize request");
+  }
+  ++stats_.syncChunks;
+  const size_t pods = bufferedSyncPods() + static_cast<size_t>(req.pods_size());
+  const size_t containers = bufferedSyncContainers() + static_cast<size_t>(req.containers_size());
+  if (pods > limits.maxPods || containers > limits.maxContainers) {
+    return refuseSync("Synchronize of " + std::to_string(pods) + " pods and " +
+                      std::to_string(containers) + " containers exceeds the plugin's limit of " +
+                      std::to_string(limits.maxPods) + " pods and " +
+                      std::to_string(limits.maxContainers) + " containers");
+  }
+  if (req.more()) {
+    // A chunk of a split sync: keep it, answer more=true with no updates.
+    pendingSync_.MergeFrom(req);
+    pendingSyncBytes_ = bytes;
+    syncBuffered_ = true;
+    api::SynchronizeResponse resp;
+    resp.set_more(true);
+    return encodeOkResponse(resp.SerializeAsString());
+  }
+  if (syncBuffered_) {
+    pendingSync_.MergeFrom(req);
+    pendingSync_.set_more(false);
+    req = std::move(pendingSync_);
+    pendingSync_.Clear();
+    pendingSyncBytes_ = 0;
+    syncBuffered_ = false;
+  }
+  auto resp = handler_->synchronize(req);
+  if (!resp) return failed(Code::kUnknown, resp.error().message);
+  resp->set_more(false);
+  std::string reply = encodeOkResponse(resp->SerializeAsString());
+  // Too big to send: receive() answers code 8, and the runtime does not add us.
+  if (reply.size() <= kMaxTtrpcMessage) advance(Phase::kSynchronized);
+  return reply;
+}
+
+std::string PluginSession::refuseSync(const std::string& why) {
+  // What was buffered goes at once; the session ends after this reply.
+  pendingSync_.Clear();
+  pendingSyncBytes_ = 0;
+  syncBuffered_ = false;
+  ++stats_.syncRefused;
+  phase_ = Phase::kFailed;
+  failure_ = why;
+  return failed(Code::kResourceExhausted, why);
 }
 
 std::string PluginSession::stateChange(const std::string& method, api::Event event,

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -54,11 +55,29 @@ class NriHandler {
   virtual Status stateChange(const api::StateChangeEvent& event) = 0;
 };
 
+// The most one Synchronize may carry, split chunks merged. Far above any real
+// node: the kubelet runs 110 pods by default and large nodes a few hundred, each
+// with a handful of containers, so 100 000 of either is over 100 times what a
+// node holds; a 20 000-pod, 30 000-container snapshot serializes to about 4 MiB,
+// and 64 MiB is also what we accept as one unsplit message (kMaxReceiveMessage:
+// runtimes before 1.7.26 do not split). Past these the runtime is broken or
+// hostile, and buffering on would only grow our memory.
+inline constexpr size_t kMaxSyncPods = 100'000;
+inline constexpr size_t kMaxSyncContainers = 100'000;
+inline constexpr size_t kMaxSyncBytes = kMaxReceiveMessage;  // serialized chunks, summed
+
+struct SyncLimits {
+  size_t maxPods = kMaxSyncPods;
+  size_t maxContainers = kMaxSyncContainers;
+  size_t maxBytes = kMaxSyncBytes;
+};
+
 struct SessionConfig {
   std::string pluginName = "koordlet_nri";
   std::string pluginIndex = "00";
   // timeout_nano sent with our requests (the Go stub sends about 2 s).
   std::chrono::nanoseconds requestTimeout = std::chrono::seconds(2);
+  SyncLimits syncLimits;
 };
 
 class PluginSession {
@@ -80,6 +99,10 @@ class PluginSession {
   // in reply (may be empty). An error is a protocol violation (garbage frame, a
   // ttrpc header of an unknown type, an unparsable envelope, a registration the
   // runtime refused): the owner closes the connection.
+  //
+  // A refused Synchronize (over SyncLimits) returns its code-8 reply and leaves
+  // the session kFailed, with failure() saying why: the owner sends the reply,
+  // then closes the connection. Nothing after that request is served.
   Result<std::string> receive(std::string_view bytes);
 
   // A Runtime.UpdateContainers call: the bytes to send ("" when the request would
@@ -93,12 +116,21 @@ class PluginSession {
   // Configure's request_timeout in ms (0: the runtime is older than NRI v0.7).
   int64_t requestTimeoutMs() const { return requestTimeoutMs_; }
   int32_t subscribedEvents() const { return events_; }
+  // Why the session failed after answering (a refused Synchronize); "" otherwise.
+  const std::string& failure() const { return failure_; }
+  // What a split Synchronize holds so far: never above SyncLimits.
+  size_t bufferedSyncBytes() const { return pendingSyncBytes_; }
+  size_t bufferedSyncPods() const { return static_cast<size_t>(pendingSync_.pods_size()); }
+  size_t bufferedSyncContainers() const {
+    return static_cast<size_t>(pendingSync_.containers_size());
+  }
 
   struct Stats {
     uint64_t requests = 0;        // Plugin-service requests answered
     uint64_t unimplemented = 0;   // answered code 12
     uint64_t handlerErrors = 0;   // answered with an error status
     uint64_t syncChunks = 0;      // Synchronize requests (more=true ones included)
+    uint64_t syncRefused = 0;     // Synchronize refused for exceeding SyncLimits
     uint64_t updateReplies = 0;   // replies to our UpdateContainers calls
     uint64_t updateFailures = 0;  // of which failed (status or failed containers)
   };
@@ -109,6 +141,8 @@ class PluginSession {
   std::string dispatch(const std::string& method, const std::string& payload);
   std::string stateChange(const std::string& method, api::Event event, const std::string& payload);
   std::string failed(Code code, std::string_view message);
+  std::string synchronize(const std::string& payload);
+  std::string refuseSync(const std::string& why);
   Status onResponse(const TtrpcMessage& msg);
   void advance(Phase to);
 
@@ -121,6 +155,8 @@ class PluginSession {
   std::set<uint32_t> pendingUpdates_;    // stream ids of UpdateContainers in flight
   api::SynchronizeRequest pendingSync_;  // chunks of a split sync so far
   bool syncBuffered_ = false;            // pendingSync_ holds more=true chunks
+  size_t pendingSyncBytes_ = 0;          // their serialized sizes, summed
+  std::string failure_;
   bool registerPending_ = false;         // RegisterPlugin (stream 1) not answered yet
   std::string runtimeName_;
   std::string runtimeVersion_;

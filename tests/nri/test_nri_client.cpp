@@ -729,6 +729,34 @@ TEST_CASE(
 
 // ------------------------------------------------------------------ limits
 
+TEST_CASE("a Synchronize over the plugin's limit is refused, then the client reconnects",
+          "[client]") {
+  NriPeerConfig config;
+  config.syncSplitBytes = 16 * 1024;  // split, as containerd 1.7.26+ does
+  koord::test::TempTree dir;
+  NriRuntimePeer peer(config);
+  std::vector<api::PodSandbox> pods;
+  std::vector<api::Container> ctrs;
+  koord::test::makeNode(200, pods, ctrs);
+  peer.setSyncState(pods, ctrs);
+  peer.listen(dir.path("nri.sock"));
+  RecordingHandler handler;
+  auto cc = clientConfig(dir.path("nri.sock"));
+  cc.session.syncLimits.maxContainers = 50;
+  koord::nri::NriClient client(cc, handler);
+  client.start();
+  // Refused on every attempt: the client closes each time and tries again.
+  REQUIRE(peer.waitUntil([&] { return client.status().syncRefusals >= 2; }, kLimit));
+  auto st = client.status();
+  CHECK(st.attempts >= 2);
+  CHECK(st.connects == 0);
+  CHECK_THAT(st.lastError, Catch::Contains("limit of 100000 pods and 50 containers"));
+  CHECK(peer.syncResponses().empty());  // no chunk past the limit was ever answered OK
+  CHECK(handler.syncCount() == 0);
+  client.stop();
+  peer.stop();
+}
+
 namespace {
 
 // A runtime that does the handshake by hand, then stops reading.

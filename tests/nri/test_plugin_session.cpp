@@ -3,6 +3,7 @@
 // error statuses and stream-id rules. No sockets.
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -628,4 +629,145 @@ TEST_CASE("an UpdateContainers call over 4 MiB is not sent and takes no stream i
   auto sent = decode(x.session.updateContainers(small));
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].stream == 3);
+}
+
+namespace {
+
+// A session registered and configured under `limits`; the runtime's next stream id is 3.
+struct Configured {
+  explicit Configured(SyncLimits limits) {
+    SessionConfig cfg;
+    cfg.syncLimits = limits;
+    session = std::make_unique<PluginSession>(cfg, handler);
+    static_cast<void>(session->start());
+    REQUIRE(session->receive(reply(1, "")));
+    answer(*session, request(1, "Configure", configureRequest()));
+  }
+  FakeHandler handler;
+  std::unique_ptr<PluginSession> session;
+};
+
+api::SynchronizeRequest syncChunk(int first, int count, bool more) {
+  api::SynchronizeRequest req;
+  for (int i = first; i < first + count; ++i) {
+    *req.add_pods() = pod(numbered("p", i));
+    *req.add_containers() = container(numbered("c", i), numbered("p", i));
+  }
+  req.set_more(more);
+  return req;
+}
+
+}  // namespace
+
+TEST_CASE("the default sync limits hold far more than any node and no more than 64 MiB",
+          "[session]") {
+  SyncLimits limits;
+  CHECK(limits.maxPods == 100'000);
+  CHECK(limits.maxContainers == 100'000);
+  CHECK(limits.maxBytes == kMaxReceiveMessage);
+}
+
+TEST_CASE("a split sync past the pod limit is refused code 8, dropped, and fails the session",
+          "[session]") {
+  SyncLimits limits;
+  limits.maxPods = 25;
+  Configured x(limits);
+  PluginSession& s = *x.session;
+  uint32_t stream = 3;
+  int first = 0;
+  Sent last;
+  // Chunks of 10 pods: the third would make 30.
+  for (; first < 100; first += 10) {
+    last = answer(s, request(stream, "Synchronize", syncChunk(first, 10, true).SerializeAsString()));
+    stream += 2;
+    // What is buffered never goes past the limit, refused chunk included.
+    CHECK(s.bufferedSyncPods() <= limits.maxPods);
+    if (code(last) != 0) break;
+  }
+  CHECK(first == 20);
+  CHECK(code(last) == 8);
+  CHECK_THAT(last.response.status().message(), Catch::Contains("30 pods"));
+  CHECK_THAT(last.response.status().message(), Catch::Contains("limit of 25 pods"));
+  CHECK(s.bufferedSyncPods() == 0);
+  CHECK(s.bufferedSyncContainers() == 0);
+  CHECK(s.bufferedSyncBytes() == 0);
+  CHECK(s.phase() == Phase::kFailed);
+  CHECK_THAT(s.failure(), Catch::Contains("exceeds the plugin's limit"));
+  CHECK(s.stats().syncRefused == 1);
+  CHECK(x.handler.syncCalls == 0);
+  // Nothing more is served on this connection: the owner closes it.
+  CHECK_FALSE(s.receive(request(stream, "Synchronize", syncChunk(0, 1, false).SerializeAsString())));
+  CHECK(x.handler.syncCalls == 0);
+}
+
+TEST_CASE("a split sync past the byte limit is refused before the chunk is kept", "[session]") {
+  SyncLimits limits;
+  limits.maxBytes = 4096;
+  Configured x(limits);
+  PluginSession& s = *x.session;
+  uint32_t stream = 3;
+  Sent last;
+  int chunks = 0;
+  for (; chunks < 100; ++chunks) {
+    last = answer(s, request(stream, "Synchronize",
+                             syncChunk(chunks * 5, 5, true).SerializeAsString()));
+    stream += 2;
+    CHECK(s.bufferedSyncBytes() <= limits.maxBytes);
+    if (code(last) != 0) break;
+  }
+  CHECK(chunks > 0);  // some chunks fit
+  CHECK(chunks < 100);
+  CHECK(code(last) == 8);
+  CHECK_THAT(last.response.status().message(), Catch::Contains("limit of 4096"));
+  CHECK(s.bufferedSyncBytes() == 0);
+  CHECK(s.phase() == Phase::kFailed);
+  CHECK(x.handler.syncCalls == 0);
+}
+
+TEST_CASE("the last chunk of a split sync counts toward the limit too", "[session]") {
+  SyncLimits limits;
+  limits.maxContainers = 15;
+  Configured x(limits);
+  PluginSession& s = *x.session;
+  CHECK(code(answer(s, request(3, "Synchronize", syncChunk(0, 10, true).SerializeAsString()))) ==
+        0);
+  auto r = answer(s, request(5, "Synchronize", syncChunk(10, 10, false).SerializeAsString()));
+  CHECK(code(r) == 8);
+  CHECK_THAT(r.response.status().message(), Catch::Contains("20 containers"));
+  CHECK(x.handler.syncCalls == 0);
+  CHECK(s.phase() == Phase::kFailed);
+}
+
+TEST_CASE("an unsplit Synchronize over the limit is refused like a split one", "[session]") {
+  SyncLimits limits;
+  limits.maxContainers = 5;
+  Configured x(limits);
+  PluginSession& s = *x.session;
+  // Refused, and the request read with it in the same bytes is not served.
+  auto out = s.receive(request(3, "Synchronize", syncChunk(0, 6, false).SerializeAsString()) +
+                       request(5, "Shutdown", ""));
+  REQUIRE(out);
+  auto sent = decode(*out);
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].stream == 3);
+  CHECK(code(sent[0]) == 8);
+  CHECK(s.phase() == Phase::kFailed);
+}
+
+TEST_CASE("a split sync at exactly the limits is delivered", "[session]") {
+  SyncLimits limits;
+  limits.maxPods = 20;
+  limits.maxContainers = 20;
+  Configured x(limits);
+  PluginSession& s = *x.session;
+  CHECK(code(answer(s, request(3, "Synchronize", syncChunk(0, 10, true).SerializeAsString()))) ==
+        0);
+  CHECK(s.bufferedSyncPods() == 10);
+  CHECK(s.bufferedSyncBytes() > 0);
+  auto r = answer(s, request(5, "Synchronize", syncChunk(10, 10, false).SerializeAsString()));
+  CHECK(code(r) == 0);
+  CHECK(x.handler.syncCalls == 1);
+  CHECK(x.handler.lastSync.pods_size() == 20);
+  CHECK(s.bufferedSyncBytes() == 0);
+  CHECK(s.phase() == Phase::kSynchronized);
 }
