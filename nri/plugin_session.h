@@ -157,7 +157,7 @@ class PluginSession {
   bool syncBuffered_ = false;            // pendingSync_ holds more=true chunks
   size_t pendingSyncBytes_ = 0;          // their serialized sizes, summed
   std::string failure_;
-  bool registerPending_ = false;         // RegisterPlugin (stream 1) not answered yet
+  bool registerPending_ = false;  // RegisterPlugin (stream 1) not answered yet
   std::string runtimeName_;
   std::string runtimeVersion_;
   int64_t requestTimeoutMs_ = 0;

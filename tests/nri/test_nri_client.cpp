@@ -788,10 +788,10 @@ struct StalledRuntime {
                     n::encodeMessage(1, n::MessageType::kRequest,
                                      n::encodeRequest(kPluginService, "Configure",
                                                       conf.SerializeAsString(), 2'000'000'000)));
-    n::appendFrames(out, n::kPluginServiceConn,
-                    n::encodeMessage(3, n::MessageType::kRequest,
-                                     n::encodeRequest(kPluginService, "Synchronize", "",
-                                                      2'000'000'000)));
+    n::appendFrames(
+        out, n::kPluginServiceConn,
+        n::encodeMessage(3, n::MessageType::kRequest,
+                         n::encodeRequest(kPluginService, "Synchronize", "", 2'000'000'000)));
     REQUIRE(::write(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size()));
   }
   int listener = -1;
@@ -813,8 +813,8 @@ TEST_CASE("a runtime that stops reading gets the connection closed, not a growin
   client.start();
   runtime.handshake();
   auto waitFor = [&](const std::function<bool()>& pred) {
-    return koord::test::waitFor(kLimit, [&] { return pred() ? "" : std::string("not yet"); },
-                                10ms)
+    return koord::test::waitFor(
+               kLimit, [&] { return pred() ? "" : std::string("not yet"); }, 10ms)
         .empty();
   };
   REQUIRE(waitFor([&] { return client.status().state == koord::nri::NriState::kConnected; }));

@@ -678,7 +678,8 @@ TEST_CASE("a split sync past the pod limit is refused code 8, dropped, and fails
   Sent last;
   // Chunks of 10 pods: the third would make 30.
   for (; first < 100; first += 10) {
-    last = answer(s, request(stream, "Synchronize", syncChunk(first, 10, true).SerializeAsString()));
+    last =
+        answer(s, request(stream, "Synchronize", syncChunk(first, 10, true).SerializeAsString()));
     stream += 2;
     // What is buffered never goes past the limit, refused chunk included.
     CHECK(s.bufferedSyncPods() <= limits.maxPods);
@@ -696,7 +697,8 @@ TEST_CASE("a split sync past the pod limit is refused code 8, dropped, and fails
   CHECK(s.stats().syncRefused == 1);
   CHECK(x.handler.syncCalls == 0);
   // Nothing more is served on this connection: the owner closes it.
-  CHECK_FALSE(s.receive(request(stream, "Synchronize", syncChunk(0, 1, false).SerializeAsString())));
+  CHECK_FALSE(
+      s.receive(request(stream, "Synchronize", syncChunk(0, 1, false).SerializeAsString())));
   CHECK(x.handler.syncCalls == 0);
 }
 
@@ -709,8 +711,8 @@ TEST_CASE("a split sync past the byte limit is refused before the chunk is kept"
   Sent last;
   int chunks = 0;
   for (; chunks < 100; ++chunks) {
-    last = answer(s, request(stream, "Synchronize",
-                             syncChunk(chunks * 5, 5, true).SerializeAsString()));
+    last = answer(
+        s, request(stream, "Synchronize", syncChunk(chunks * 5, 5, true).SerializeAsString()));
     stream += 2;
     CHECK(s.bufferedSyncBytes() <= limits.maxBytes);
     if (code(last) != 0) break;
