@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "agent/checked_int.h"
 #include "agent/json_type.h"
 #include "qos/cpu_burst.h"
 #include "qos/memory_qos.h"
@@ -60,20 +61,80 @@ Status readList(const Json& obj, const std::string& field, ResourceList& out) {
   return Ok{};
 }
 
-// The -1-on-any-missing sum koordlet uses for pod limits.
-int64_t sumOrUnlimited(const std::vector<int64_t>& values) {
-  int64_t sum = 0;
-  for (int64_t v : values) {
-    if (v <= 0) return -1;
-    sum += v;
+// The largest cfs quota the kernel takes: tg_set_cfs_bandwidth refuses a quota
+// above max_cfs_runtime, (2^44 - 1) µs, with EINVAL.
+constexpr int64_t kMaxQuotaUs = (int64_t{1} << 44) - 1;
+
+// Batch values are checked one field at a time. A value that cannot be right (a
+// negative quantity, or one that overflows int64 once converted or summed) refuses
+// the field it feeds, with an error naming the container and the resource; the
+// hook's other fields are still set. Never a clamp: a negative limit read as 0 or
+// as the minimum would be the harshest setting (memory.max 0 kills the cgroup on
+// v2, a 1000 µs quota starves it).
+class FieldErrors {
+ public:
+  void add(std::string what) { errors_.push_back(std::move(what)); }
+  Status status() const {
+    if (errors_.empty()) return Ok{};
+    std::string joined;
+    for (const std::string& e : errors_) joined += (joined.empty() ? "" : "; ") + e;
+    return makeError(joined);
   }
-  return sum;
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+std::string fieldName(const HookContainer& c, const char* resource, const char* kind) {
+  return "container " + c.name + ": " + resource + " " + kind;
 }
 
-// milli × 100 µs (period 100 ms), at least 1000 µs; -1 without a limit.
-int64_t milliCpuToQuota(int64_t milli) {
-  if (milli <= 0) return -1;
-  return std::max(milli * kCfsPeriodUs / 1000, kMinQuotaUs);
+// A batch request or limit: nullopt (missing) and 0 pass; a negative one is refused.
+Result<int64_t> nonNegative(const std::optional<int64_t>& v, const std::string& field) {
+  if (v && *v < 0) return makeError(field + " " + std::to_string(*v) + " is negative");
+  return v.value_or(0);
+}
+
+// Milli-cores of request -> cpu.shares (koordlet's MilliCPUToShares), refusing a
+// request too large for milli × 1024 (over nine billion cores: not a real pod).
+Result<int64_t> sharesFromMilli(int64_t milli, const std::string& what) {
+  if (!checkedMul(milli, 1024)) {
+    return makeError(what + " " + std::to_string(milli) + " milli-cores overflows cpu shares");
+  }
+  return milliCpuToShares(milli);
+}
+
+// Milli-cores of limit (0: none) -> quota µs for a 100 ms period: -1 without a limit,
+// else at least 1000 µs (kubelet's MilliCPUToQuota); refused above the kernel's
+// largest quota (and so before milli × 100 000 could overflow).
+Result<int64_t> quotaFromMilli(int64_t milli, const std::string& what) {
+  if (milli == 0) return int64_t{-1};
+  auto scaled = checkedMul(milli, kCfsPeriodUs);
+  if (!scaled || *scaled / 1000 > kMaxQuotaUs) {
+    return makeError(what + " " + std::to_string(milli) +
+                     " milli-cores is above the kernel's largest cfs quota");
+  }
+  return std::max(*scaled / 1000, kMinQuotaUs);
+}
+
+// koordlet's pod limit: the containers' sum, or 0 (none) if any has none. A
+// negative limit or a sum past int64 refuses the pod's field.
+Result<int64_t> podLimitSum(const HookPod& pod, const char* resource,
+                            std::optional<int64_t> ResourceList::*field) {
+  int64_t sum = 0;
+  bool unlimited = false;
+  for (const HookContainer& c : pod.containers) {
+    auto v = nonNegative(c.limits.*field, fieldName(c, resource, "limit"));
+    if (!v) return v.error();
+    if (*v == 0) {
+      unlimited = true;
+      continue;
+    }
+    auto next = checkedAdd(sum, *v);
+    if (!next) return makeError(std::string(resource) + " limits overflow int64 when summed");
+    sum = *next;
+  }
+  return unlimited ? 0 : sum;
 }
 
 bool isRawBe(const HookPod& pod) { return pod.rawQos == KoordQos::kBE; }
@@ -95,25 +156,77 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
   if (!ctx.batchResource || !isRawBe(pod)) return Ok{};
   if (!pod.extendedResourceError.empty()) return makeError(pod.extendedResourceError);
   if (!carriesBatch(pod)) return Ok{};
+  FieldErrors errors;
   if (container != nullptr) {
-    out.cpuShares = milliCpuToShares(container->requests.batchCpuMilli.value_or(0));
-    out.cfsQuota =
-        ctx.suppressCfsQuota ? -1 : milliCpuToQuota(container->limits.batchCpuMilli.value_or(-1));
-    const int64_t mem = container->limits.batchMemoryBytes.value_or(-1);
-    out.memoryLimit = mem > 0 ? mem : -1;
-    return Ok{};
+    const HookContainer& c = *container;
+    auto request = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpu, "request"));
+    if (request) request = sharesFromMilli(*request, fieldName(c, kBatchCpu, "request"));
+    if (request) {
+      out.cpuShares = *request;
+    } else {
+      errors.add(request.error().message + " (cpu shares not set)");
+    }
+    if (ctx.suppressCfsQuota) {
+      out.cfsQuota = -1;
+    } else {
+      auto limit = nonNegative(c.limits.batchCpuMilli, fieldName(c, kBatchCpu, "limit"));
+      if (limit) limit = quotaFromMilli(*limit, fieldName(c, kBatchCpu, "limit"));
+      if (limit) {
+        out.cfsQuota = *limit;
+      } else {
+        errors.add(limit.error().message + " (cfs quota not set)");
+      }
+    }
+    auto mem = nonNegative(c.limits.batchMemoryBytes, fieldName(c, kBatchMemory, "limit"));
+    if (mem) {
+      out.memoryLimit = *mem > 0 ? *mem : -1;
+    } else {
+      errors.add(mem.error().message + " (memory limit not set)");
+    }
+    return errors.status();
   }
-  int64_t requestMilli = 0;
-  std::vector<int64_t> cpuLimits, memLimits;
+
+  // Pod level: the containers' sums.
+  Result<int64_t> requestMilli = int64_t{0};
   for (const HookContainer& c : pod.containers) {
-    requestMilli += std::max<int64_t>(c.requests.batchCpuMilli.value_or(0), 0);
-    cpuLimits.push_back(c.limits.batchCpuMilli.value_or(-1));
-    memLimits.push_back(c.limits.batchMemoryBytes.value_or(-1));
+    auto v = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpu, "request"));
+    if (!v) {
+      requestMilli = v.error();
+      break;
+    }
+    auto next = checkedAdd(*requestMilli, *v);
+    if (!next) {
+      requestMilli = makeError(std::string(kBatchCpu) + " requests overflow int64 when summed");
+      break;
+    }
+    requestMilli = *next;
   }
-  out.cpuShares = milliCpuToShares(requestMilli);
-  out.cfsQuota = ctx.suppressCfsQuota ? -1 : milliCpuToQuota(sumOrUnlimited(cpuLimits));
-  out.memoryLimit = sumOrUnlimited(memLimits);
-  return Ok{};
+  if (requestMilli) {
+    requestMilli = sharesFromMilli(*requestMilli, std::string(kBatchCpu) + " requests summed to");
+  }
+  if (requestMilli) {
+    out.cpuShares = *requestMilli;
+  } else {
+    errors.add(requestMilli.error().message + " (pod cpu shares not set)");
+  }
+  if (ctx.suppressCfsQuota) {
+    out.cfsQuota = -1;
+  } else {
+    auto limit = podLimitSum(pod, kBatchCpu, &ResourceList::batchCpuMilli);
+    if (limit) limit = quotaFromMilli(*limit, std::string(kBatchCpu) + " limits summed to");
+    if (limit) {
+      out.cfsQuota = *limit;
+    } else {
+      errors.add(limit.error().message + " (pod cfs quota not set)");
+    }
+  }
+  auto mem = podLimitSum(pod, kBatchMemory, &ResourceList::batchMemoryBytes);
+  if (mem) {
+    out.memoryLimit = *mem > 0 ? *mem : -1;
+  } else {
+    errors.add(mem.error().message + " (pod memory limit not set)");
+  }
+  return errors.status();
 }
 
 // --- CPUSetAllocator (§4.10, rules 1 and 5) ---
@@ -159,6 +272,19 @@ Status resctrl(const HookPod& pod, const HookContainer* container, const HookCon
     case KoordQos::kNone:
       break;  // no SYSTEM group: stays in the root group
   }
+  return Ok{};
+}
+
+// CPUBurst's input, checked before the hook runs: the burst scales the
+// container's cpu limit, so a limit that cannot be right (negative, or above what
+// the kernel's largest quota can hold) refuses cpu.max.burst, named, instead of
+// reaching the burst arithmetic. Only where the hook would act (v2, a container).
+Status cpuBurstLimit(const HookContainer* container, const HookContext& ctx) {
+  if (!ctx.cpuBurst || container == nullptr || ctx.version != CgroupVersion::kV2) return Ok{};
+  const std::string field = "container " + container->name + ": cpu limit";
+  auto milli = nonNegative(container->limits.cpuMilli, field);
+  if (milli) milli = quotaFromMilli(*milli, field);
+  if (!milli) return makeError(milli.error().message + " (cpu.max.burst not set)");
   return Ok{};
 }
 
@@ -371,7 +497,9 @@ bool skipHooks(const HookPod& pod) {
 
 Status runHook(HookName hook, const HookPod& pod, const HookContainer* container,
                const HookContext& ctx, HookIntent& intent) {
-  // Computed apart and merged on success, so a failing hook adds nothing.
+  // Computed apart, then merged: a hook that fails as a whole sets nothing before
+  // it returns its error; one that refuses single fields (a value that cannot be
+  // right) has set only the others.
   HookIntent part;
   Status s = Ok{};
   switch (hook) {
@@ -385,14 +513,15 @@ Status runHook(HookName hook, const HookPod& pod, const HookContainer* container
       s = resctrl(pod, container, ctx, part);
       break;
     case HookName::kCpuBurst:
-      s = cpuBurst(pod, container, ctx, part);
+      s = cpuBurstLimit(container, ctx);
+      if (s) s = cpuBurst(pod, container, ctx, part);
       break;
     case HookName::kMemoryQos:
       s = memoryQos(pod, container, ctx, part);
       break;
   }
-  if (!s) return hookError(pod, hook, s.error().message);
   mergeInto(intent, std::move(part));
+  if (!s) return hookError(pod, hook, s.error().message);
   return Ok{};
 }
 

@@ -15,7 +15,9 @@
 //                    quota from batch-cpu limits (× 100 µs; any container without one: -1; -1 while
 //                    CPU suppress runs with policy cfsQuota), memory limit from
 //                    kubernetes.io/batch-memory limits (missing: -1). Pod level: the sums;
-//                    container level: its own.
+//                    container level: its own. A negative value, or one whose
+//                    conversion or sum overflows int64 (or a quota above the kernel's
+//                    2^44-1 µs), refuses just the field it feeds (an error, no write).
 //   CPUSetAllocator  scheduling.koordinator.sh/resource-status {"cpuset": "..."}
 //                    non-empty: that cpuset on the container, and cfs quota -1 on
 //                    pod and container unless --disable-unset-cpu-quota. Kube
@@ -149,8 +151,12 @@ bool skipHooks(const HookPod& pod);  // the skip-hookserver label is "true"
 
 // Runs one hook for a pod (container == nullptr) or one of its containers, adding
 // its fields to `intent`. A hook that does not apply leaves `intent` alone and
-// returns Ok. An error (bad annotation, ...) names the pod and the hook; the hook
-// then adds nothing.
+// returns Ok. An error names the pod and the hook: after a bad annotation (or
+// anything else that fails the hook as a whole) the hook adds nothing; after a
+// value that cannot be right (a negative batch limit, a product or sum past
+// int64) it adds its other fields and the error names each refused one, e.g.
+// "container web: kubernetes.io/batch-memory limit -1 is negative (memory limit
+// not set)".
 Status runHook(HookName hook, const HookPod& pod, const HookContainer* container,
                const HookContext& ctx, HookIntent& intent);
 

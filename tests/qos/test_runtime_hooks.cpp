@@ -2,6 +2,7 @@
 // out, each hook's koordlet formula checked with exact numbers.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -374,4 +375,154 @@ TEST_CASE("hook names are koordlet's", "[hooks]") {
   for (HookName h : kAllHooks) names.emplace_back(toString(h));
   CHECK(names == std::vector<std::string>{"BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst",
                                           "MemoryQoS"});
+}
+
+// ------------------------------------------------- values that cannot be right
+
+TEST_CASE("a negative batch memory limit is refused, never written as 0, and the rest is set",
+          "[hooks]") {
+  Ctx c;
+  const HookPod hp = hookPod(bePod({batchContainer("a", 1000, 2000, -1)}));
+  std::vector<std::string> errors;
+  HookIntent a = forContainer(hp, c.ctx, 0, &errors);
+  CHECK_FALSE(a.memoryLimit);
+  CHECK(a.cpuShares == 1024);
+  CHECK(a.cfsQuota == 200000);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0] ==
+        "pod default/be-pod: hook BatchResource: container a: kubernetes.io/batch-memory limit -1 "
+        "is negative (memory limit not set)");
+
+  errors.clear();
+  HookIntent p = podIntent(hp, c.ctx, &errors);
+  CHECK_FALSE(p.memoryLimit);
+  CHECK(p.cpuShares == 1024);
+  CHECK(p.cfsQuota == 200000);
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0], Catch::Contains("pod default/be-pod: hook BatchResource: container a: "
+                                        "kubernetes.io/batch-memory limit -1 is negative"));
+  CHECK_THAT(errors[0], Catch::Contains("pod memory limit not set"));
+}
+
+TEST_CASE("a negative batch cpu limit never becomes the minimum quota", "[hooks]") {
+  Ctx c;
+  const HookPod hp = hookPod(bePod({batchContainer("a", 1000, -5, kGi)}));
+  std::vector<std::string> errors;
+  HookIntent a = forContainer(hp, c.ctx, 0, &errors);
+  CHECK_FALSE(a.cfsQuota);
+  CHECK(a.memoryLimit == kGi);
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0], Catch::Contains("container a: kubernetes.io/batch-cpu limit -5 is "
+                                        "negative (cfs quota not set)"));
+  errors.clear();
+  CHECK_FALSE(podIntent(hp, c.ctx, &errors).cfsQuota);
+  CHECK(errors.size() == 1);
+}
+
+TEST_CASE("a negative batch cpu request is refused rather than given the minimum shares",
+          "[hooks]") {
+  Ctx c;
+  const HookPod hp =
+      hookPod(bePod({batchContainer("a", -1000, 2000, kGi), batchContainer("b", 500, 1000, kGi)}));
+  std::vector<std::string> errors;
+  HookIntent a = forContainer(hp, c.ctx, 0, &errors);
+  CHECK_FALSE(a.cpuShares);
+  CHECK(a.cfsQuota == 200000);
+  HookIntent p = podIntent(hp, c.ctx, &errors);
+  CHECK_FALSE(p.cpuShares);
+  CHECK(p.cfsQuota == 300000);
+  CHECK(p.memoryLimit == 2 * kGi);
+  REQUIRE(errors.size() == 2);
+  CHECK_THAT(errors[0], Catch::Contains("kubernetes.io/batch-cpu request -1000 is negative (cpu "
+                                        "shares not set)"));
+  CHECK_THAT(errors[1], Catch::Contains("(pod cpu shares not set)"));
+}
+
+TEST_CASE("INT64_MAX milli-cpu is refused for shares and quota instead of wrapping", "[hooks]") {
+  Ctx c;
+  const HookPod hp = hookPod(bePod({batchContainer("a", INT64_MAX, INT64_MAX, kGi)}));
+  std::vector<std::string> errors;
+  HookIntent a = forContainer(hp, c.ctx, 0, &errors);
+  CHECK_FALSE(a.cpuShares);
+  CHECK_FALSE(a.cfsQuota);
+  CHECK(a.memoryLimit == kGi);  // the other field is still set
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0],
+             Catch::Contains("container a: kubernetes.io/batch-cpu request 9223372036854775807 "
+                             "milli-cores overflows cpu shares (cpu shares not set)"));
+  CHECK_THAT(errors[0], Catch::Contains("container a: kubernetes.io/batch-cpu limit "
+                                        "9223372036854775807 milli-cores is above the kernel's "
+                                        "largest cfs quota (cfs quota not set)"));
+  // The largest limit the kernel's quota can hold still goes through.
+  const int64_t largest = ((int64_t{1} << 44) - 1) / 100;
+  const HookPod ok = hookPod(bePod({batchContainer("a", 1000, largest, kGi)}));
+  CHECK(forContainer(ok, c.ctx, 0).cfsQuota == largest * 100);
+  const HookPod over = hookPod(bePod({batchContainer("a", 1000, largest + 1, kGi)}));
+  CHECK_FALSE(forContainer(over, c.ctx, 0).cfsQuota);
+}
+
+TEST_CASE("batch sums past int64 refuse the pod's field, each container keeps its own", "[hooks]") {
+  Ctx c;
+  const int64_t half = INT64_MAX / 2 + 1;
+  const HookPod hp = hookPod(
+      bePod({batchContainer("a", half, half, half), batchContainer("b", half, half, half)}));
+  std::vector<std::string> errors;
+  HookIntent p = podIntent(hp, c.ctx, &errors);
+  CHECK_FALSE(p.cpuShares);
+  CHECK_FALSE(p.cfsQuota);
+  CHECK_FALSE(p.memoryLimit);
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0], Catch::Contains("pod default/be-pod: hook BatchResource: "));
+  CHECK_THAT(errors[0], Catch::Contains("kubernetes.io/batch-cpu requests overflow int64 when "
+                                        "summed (pod cpu shares not set)"));
+  CHECK_THAT(errors[0], Catch::Contains("kubernetes.io/batch-cpu limits overflow int64 when "
+                                        "summed (pod cfs quota not set)"));
+  CHECK_THAT(errors[0], Catch::Contains("kubernetes.io/batch-memory limits overflow int64 when "
+                                        "summed (pod memory limit not set)"));
+  // Each container alone fits its memory limit.
+  errors.clear();
+  CHECK(forContainer(hp, c.ctx, 1, &errors).memoryLimit == half);
+}
+
+TEST_CASE("hostile batch values from the extended-resource-spec annotation are refused too",
+          "[hooks]") {
+  Ctx c;
+  Pod pod = bePod({batchContainer("main", std::nullopt, std::nullopt, std::nullopt)});
+  pod.annotations[kExtendedResourceSpecAnnotation] =
+      R"({"containers":{"main":{"requests":{"kubernetes.io/batch-cpu":"1000"},)"
+      R"("limits":{"kubernetes.io/batch-cpu":"9223372036854775807",)"
+      R"("kubernetes.io/batch-memory":"-2Gi"}}}})";
+  const HookPod hp = hookPod(pod);
+  REQUIRE(hp.extendedResourceError.empty());
+  std::vector<std::string> errors;
+  HookIntent a = forContainer(hp, c.ctx, 0, &errors);
+  CHECK(a.cpuShares == 1024);
+  CHECK_FALSE(a.cfsQuota);
+  CHECK_FALSE(a.memoryLimit);
+  REQUIRE(errors.size() == 1);
+  CHECK_THAT(errors[0],
+             Catch::Contains("kubernetes.io/batch-memory limit -2147483648 is negative"));
+}
+
+TEST_CASE("a cpu limit past the kernel's largest quota refuses cpu.max.burst on cgroup v2",
+          "[hooks]") {
+  Ctx c;
+  c.ctx.version = CgroupVersion::kV2;
+  c.spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
+  for (int64_t milli : {INT64_MAX, int64_t{-2000}}) {
+    const HookPod ls = hookPod(lsPod(KubeQos::kBurstable, KoordQos::kLS, milli));
+    std::vector<std::string> errors;
+    HookIntent a = forContainer(ls, c.ctx, 0, &errors);
+    CHECK(a.unified.empty());
+    REQUIRE(errors.size() == 1);
+    CHECK_THAT(errors[0], Catch::Contains("pod default/ls-pod: hook CPUBurst: container app: cpu "
+                                          "limit"));
+    CHECK_THAT(errors[0], Catch::Contains("(cpu.max.burst not set)"));
+  }
+  // On v1 the hook sets nothing, so nothing is reported.
+  c.ctx.version = CgroupVersion::kV1;
+  std::vector<std::string> errors;
+  static_cast<void>(forContainer(hookPod(lsPod(KubeQos::kBurstable, KoordQos::kLS, INT64_MAX)),
+                                 c.ctx, 0, &errors));
+  CHECK(errors.empty());
 }
