@@ -2,7 +2,13 @@
 
 #include <bit>
 #include <chrono>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "agent/checked_int.h"
 #include "agent/log.h"
 
 namespace koord::nri {
@@ -20,21 +26,42 @@ std::map<std::string, std::string> toMap(const google::protobuf::Map<std::string
   return {m.begin(), m.end()};
 }
 
-// What the runtime tells of a container's resources, as requests and limits.
-HookContainer containerFromNri(const api::Container& c) {
+// What the runtime tells of a container's resources, as requests and limits. A
+// value whose conversion cannot be right (it overflows int64 in milli-cores, or a
+// period past int64) is left unset and named in `refused`: the hooks then see no
+// such request or limit, and nothing is derived from it.
+HookContainer containerFromNri(const api::Container& c, std::vector<std::string>& refused) {
   HookContainer out;
   out.name = c.name();
   out.id = c.id();
   if (!c.has_linux() || !c.linux().has_resources()) return out;
   const api::LinuxResources& r = c.linux().resources();
+  const std::string where = "container " + c.name() + ": linux.resources.";
   if (r.has_cpu()) {
     const api::LinuxCPU& cpu = r.cpu();
     if (cpu.has_shares()) {
-      out.requests.cpuMilli = static_cast<int64_t>(cpu.shares().value() * 1000 / 1024);
+      const uint64_t shares = cpu.shares().value();
+      auto milli = shares <= static_cast<uint64_t>(INT64_MAX)
+                       ? checkedMul(static_cast<int64_t>(shares), 1000)
+                       : std::nullopt;
+      if (milli) {
+        out.requests.cpuMilli = *milli / 1024;
+      } else {
+        refused.push_back(where + "cpu.shares " + std::to_string(shares) +
+                          " overflows milli-cores (cpu request not read)");
+      }
     }
     if (cpu.has_quota() && cpu.has_period() && cpu.quota().value() > 0 &&
         cpu.period().value() > 0) {
-      out.limits.cpuMilli = cpu.quota().value() * 1000 / static_cast<int64_t>(cpu.period().value());
+      const int64_t quota = cpu.quota().value();
+      const uint64_t period = cpu.period().value();
+      auto scaled = checkedMul(quota, 1000);
+      if (scaled && period <= static_cast<uint64_t>(INT64_MAX)) {
+        out.limits.cpuMilli = *scaled / static_cast<int64_t>(period);
+      } else {
+        refused.push_back(where + "cpu.quota " + std::to_string(quota) + " / cpu.period " +
+                          std::to_string(period) + " overflows milli-cores (cpu limit not read)");
+      }
     }
   }
   if (r.has_memory() && r.memory().has_limit() && r.memory().limit().value() > 0) {
@@ -77,7 +104,7 @@ KubeQos kubeQosFromCgroupParent(std::string_view parent) {
 }
 
 Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container* container,
-                               const Pod* known) {
+                               const Pod* known, std::vector<std::string>* refused) {
   HookPod out;
   if (known != nullptr) {
     auto fromKubelet = hookPodFromKubelet(*known);
@@ -100,7 +127,13 @@ Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container*
         found = true;
       }
     }
-    if (!found) out.containers.push_back(containerFromNri(*container));
+    if (!found) {
+      std::vector<std::string> bad;
+      out.containers.push_back(containerFromNri(*container, bad));
+      for (std::string& b : bad) {
+        if (refused != nullptr) refused->push_back("pod " + out.ns + "/" + out.name + ": " + b);
+      }
+    }
   }
   mergeExtendedResourceSpec(out);  // fills only what is missing: idempotent
   return out;
@@ -136,8 +169,12 @@ Result<HookIntent> NriHooks::run(const HookState& state, const api::PodSandbox& 
                                  bool failFast) {
   HookIntent intent;
   auto known = state.podsByUid.find(nriPod.uid());
+  std::vector<std::string> refused;
   auto pod = hookPodFromNri(nriPod, nriContainer,
-                            known == state.podsByUid.end() ? nullptr : &known->second);
+                            known == state.podsByUid.end() ? nullptr : &known->second, &refused);
+  // The runtime's own values, refused: counted and logged, never a failed call
+  // (the hooks go on without them, whatever the failure policy).
+  for (const std::string& r : refused) logError(r);
   if (!pod) {
     logError(pod.error().message);
     if (failFast && policy_ == FailurePolicy::kFail) return pod.error();

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "nri/plugin_session.h"
 #include "qos/runtime_hooks.h"
@@ -67,8 +68,11 @@ inline constexpr int32_t kKoordletEvents =
 // from linux.resources (shares -> cpu request, quota/period -> cpu limit, memory
 // limit); batch resources from the extended-resource-spec annotation. When the
 // kubelet already knows the pod (`known`), its spec wins, as in the reconciler.
+// Runtime values that cannot be right (linux.resources whose milli-core
+// conversion overflows) are left out of the hook's view and, when `refused` is
+// given, described there one a line, naming pod, container and field.
 Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container* container,
-                               const Pod* known);
+                               const Pod* known, std::vector<std::string>* refused = nullptr);
 
 // Intent -> NRI resources (only the set fields; unified only when non-empty).
 api::LinuxResources toLinuxResources(const HookIntent& intent);

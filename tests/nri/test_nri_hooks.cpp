@@ -4,6 +4,7 @@
 // writes to that container's cgroup.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -558,4 +559,82 @@ TEST_CASE("for the kubelet's pods NRI answers each container what the reconciler
   CHECK(written.at(ksm) == Values{{"cpu.shares", "512"},
                                   {"cpu.cfs_quota_us", "100000"},
                                   {"memory.limit_in_bytes", "1073741824"}});
+}
+
+TEST_CASE("hostile batch values are left out of the adjustment, counted, and named",
+          "[nri-hooks]") {
+  HookStateStore store;
+  store.publish(stateWith({}));
+  constexpr const char* kHostile =
+      R"({"containers":{"main":{"requests":{"kubernetes.io/batch-cpu":"1000"},)"
+      R"("limits":{"kubernetes.io/batch-cpu":"9223372036854775807",)"
+      R"("kubernetes.io/batch-memory":"-1"}}}})";
+  const api::PodSandbox pod = nriPod("u9", "hostile", cgroupfsParent(KubeQos::kBestEffort, "u9"),
+                                     {{"koordinator.sh/qosClass", "BE"}},
+                                     {{"node.koordinator.sh/extended-resource-spec", kHostile}});
+  const api::Container c = nriContainer("cid", "main", {}, {}, {});
+
+  NriHooks ignore(store, nullptr, FailurePolicy::kIgnore);
+  auto resp = ignore.createContainer(createReq(pod, c));
+  REQUIRE(resp.ok());
+  const api::LinuxResources& r = adjusted(*resp);
+  CHECK(r.cpu().shares().value() == 1024);  // the field that was right
+  CHECK_FALSE(r.cpu().has_quota());
+  CHECK_FALSE(r.has_memory());  // never a memory.max of 0
+  CHECK(ignore.hookErrors() == 1);
+
+  NriHooks fail(store, nullptr, FailurePolicy::kFail);
+  auto failed = fail.createContainer(createReq(pod, c));
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.error().message, Catch::Contains("pod default/hostile: hook BatchResource: "));
+  CHECK_THAT(failed.error().message,
+             Catch::Contains("container main: kubernetes.io/batch-cpu limit 9223372036854775807"));
+  CHECK_THAT(failed.error().message,
+             Catch::Contains("container main: kubernetes.io/batch-memory limit -1 is negative"));
+}
+
+TEST_CASE("runtime cpu values that overflow milli-cores are refused and counted, never a failure",
+          "[nri-hooks]") {
+  api::Container c = nriContainer("cid", "main", 1000, 2000, kGi);
+  api::LinuxResources* res = c.mutable_linux()->mutable_resources();
+  res->mutable_cpu()->mutable_shares()->set_value(UINT64_MAX);
+  res->mutable_cpu()->mutable_quota()->set_value(INT64_MAX);
+  const api::PodSandbox pod = nriPod("u10", "odd", systemdParent(KubeQos::kBurstable, "u10"),
+                                     {{"koordinator.sh/qosClass", "LS"}});
+  std::vector<std::string> refused;
+  auto hp = hookPodFromNri(pod, &c, nullptr, &refused);
+  REQUIRE(hp.ok());
+  const HookContainer* hc = hp->container("main");
+  REQUIRE(hc != nullptr);
+  CHECK_FALSE(hc->requests.cpuMilli);
+  CHECK_FALSE(hc->limits.cpuMilli);
+  CHECK(hc->limits.memoryBytes == kGi);
+  REQUIRE(refused.size() == 2);
+  CHECK(refused[0] ==
+        "pod default/odd: container main: linux.resources.cpu.shares 18446744073709551615 "
+        "overflows milli-cores (cpu request not read)");
+  CHECK_THAT(refused[1], Catch::Contains("container main: linux.resources.cpu.quota "
+                                         "9223372036854775807 / cpu.period 100000"));
+
+  // A period past int64 is refused as well (it would divide as a negative number).
+  api::Container p = nriContainer("cid", "main", 1000, 2000, kGi);
+  p.mutable_linux()->mutable_resources()->mutable_cpu()->mutable_period()->set_value(UINT64_MAX);
+  refused.clear();
+  auto hp2 = hookPodFromNri(pod, &p, nullptr, &refused);
+  REQUIRE(hp2.ok());
+  CHECK_FALSE(hp2->container("main")->limits.cpuMilli);
+  CHECK(refused.size() == 1);
+
+  // Through the handler, on v2 with burst on: no cpu.max.burst, the errors
+  // counted, the call answered even under policy Fail.
+  auto state = stateWith({});
+  state->spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
+  state->context.version = CgroupVersion::kV2;
+  HookStateStore store;
+  store.publish(state);
+  NriHooks hooks(store, nullptr, FailurePolicy::kFail);
+  auto resp = hooks.createContainer(createReq(pod, c));
+  REQUIRE(resp.ok());
+  CHECK(adjusted(*resp).unified().empty());
+  CHECK(hooks.hookErrors() == 2);
 }
