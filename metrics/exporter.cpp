@@ -133,6 +133,15 @@ Exporter::Exporter(std::string nodeName, std::string version)
            "koordlet_nri_disconnects_total",
            "Synchronized NRI sessions that ended (runtime restart, protocol error, timeout)")
            .Add({{"node", node_}});
+  {
+    auto& closes = counterFamily("koordlet_nri_limit_closes_total",
+                                 "NRI connections the plugin closed because the runtime broke a "
+                                 "limit: stopped reading what the plugin sends (write_queue), or "
+                                 "sent a Synchronize over its pod, container or byte limit "
+                                 "(synchronize)");
+    nriWriteQueueCloses_ = &closes.Add({{"node", node_}, {"limit", "write_queue"}});
+    nriSyncCloses_ = &closes.Add({{"node", node_}, {"limit", "synchronize"}});
+  }
   beSuppress_ = &gaugeFamily("koordlet_be_suppress_cpu_cores",
                              "CPU cores best-effort pods may use under CPU suppress, by policy");
   beSuppressLsFamily_ = &gaugeFamily("koordlet_be_suppress_ls_used_cpu_cores",
@@ -586,6 +595,11 @@ void Exporter::recordNri(bool enabled, const std::string& state, uint64_t attemp
   mirror(*nriAttempts_, nriAttemptsLast_, static_cast<double>(attempts));
   mirror(*nriConnects_, nriConnectsLast_, static_cast<double>(connects));
   mirror(*nriDisconnects_, nriDisconnectsLast_, static_cast<double>(disconnects));
+}
+
+void Exporter::recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize) {
+  mirror(*nriWriteQueueCloses_, nriWriteQueueClosesLast_, static_cast<double>(writeQueue));
+  mirror(*nriSyncCloses_, nriSyncClosesLast_, static_cast<double>(synchronize));
 }
 
 }  // namespace koord

@@ -134,6 +134,11 @@ class Exporter {
   // koordlet_nri_disconnects_total).
   void recordNri(bool enabled, const std::string& state, uint64_t attempts, uint64_t connects,
                  uint64_t disconnects);
+  // Connections the NRI client closed because the runtime broke one of its limits
+  // (cumulative): koordlet_nri_limit_closes_total{limit="write_queue"} (the runtime
+  // stopped reading what we send), {limit="synchronize"} (a Synchronize over the
+  // plugin's pod, container or byte limit, refused with code 8).
+  void recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize);
 
   // The --config file: generation of the config in force, rejected reloads, and
   // whether the last read of the file was accepted.
@@ -201,6 +206,9 @@ class Exporter {
   prometheus::Counter* nriConnects_;
   prometheus::Counter* nriDisconnects_;
   double nriAttemptsLast_ = 0, nriConnectsLast_ = 0, nriDisconnectsLast_ = 0;
+  prometheus::Counter* nriWriteQueueCloses_;
+  prometheus::Counter* nriSyncCloses_;
+  double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0;
   std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
   prometheus::Family<prometheus::Gauge>* beSuppressLsFamily_;

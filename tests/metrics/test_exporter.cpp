@@ -212,3 +212,14 @@ TEST_CASE("the NRI client's state is one-hot and its counters only grow", "[expo
   CHECK(hasLine(text, "koordlet_nri_state{node=\"n\",state=\"stopped\"} 0"));
   CHECK(hasLine(text, "koordlet_nri_disconnects_total{node=\"n\"} 1"));
 }
+
+TEST_CASE("connections closed on an NRI limit are counted by limit", "[exporter]") {
+  Exporter e("n", "v1");
+  std::string text = e.render();
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 0"));
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 0"));
+  e.recordNriLimitCloses(1, 3);
+  text = e.render();
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 1"));
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 3"));
+}
