@@ -261,8 +261,9 @@ std::string PluginSession::synchronize(const std::string& payload) {
 }
 
 std::string PluginSession::refuseSync(const std::string& why) {
-  // What was buffered goes at once; the session ends after this reply.
-  pendingSync_.Clear();
+  // What was buffered is freed at once (Clear() would keep the repeated fields'
+  // memory for reuse); the session ends after this reply.
+  api::SynchronizeRequest().Swap(&pendingSync_);
   pendingSyncBytes_ = 0;
   syncBuffered_ = false;
   ++stats_.syncRefused;
