@@ -75,7 +75,9 @@ KubeletClientConfig Agent::kubeletConfig() const {
 Status Agent::start() {
   // A bad config at start is an operator error: refuse to run on a config nobody
   // meant. Later, a bad reload keeps the last good one (pollConfig).
-  if (auto st = config_.load(); !st) return makeError("--config: " + st.error().message);
+  if (auto st = config_.load(); !st) {
+    return makeError(prefixEachLine("--config: ", st.error().message));
+  }
   if (!opts_.configFile.empty()) {
     KLOG_INFO << "NodeSLO config loaded from " << opts_.configFile << ": suppress "
               << (config_.current().threshold.enable ? "enabled" : "disabled") << " ("

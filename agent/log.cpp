@@ -73,6 +73,30 @@ void Logger::write(Severity sev, std::string_view file, int line, std::string_vi
   out_->flush();
 }
 
+void logEachLine(Severity sev, std::string_view prefix, std::string_view lines, const char* file,
+                 int line) {
+  size_t pos = 0;
+  while (pos <= lines.size()) {
+    size_t nl = lines.find('\n', pos);
+    if (nl == std::string_view::npos) nl = lines.size();
+    const std::string_view one = lines.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (one.empty()) continue;
+    std::string msg(prefix);
+    msg.append(one);
+    Logger::global().write(sev, file, line, msg);
+  }
+}
+
+std::string prefixEachLine(std::string_view prefix, std::string_view lines) {
+  std::string out(prefix);
+  for (char c : lines) {
+    out.push_back(c);
+    if (c == '\n') out.append(prefix);
+  }
+  return out;
+}
+
 bool FailureLog::failure(std::string_view key, Severity sev, std::string_view message,
                          const char* file, int line) {
   auto it = streaks_.find(key);

@@ -69,6 +69,16 @@ class LogLine {
   } else                                             \
     KLOG_INFO
 
+// A message that lists several problems one per line (a config file's errors) as
+// one event per non-empty line, each after `prefix`: every problem gets a line of
+// its own in klog's layout instead of one line with escaped newlines.
+void logEachLine(Severity sev, std::string_view prefix, std::string_view lines,
+                 const char* file = __builtin_FILE(), int line = __builtin_LINE());
+
+// `prefix` before every line of `lines` ("--config: " before each of a file's
+// problems); lines stay separated by '\n'.
+std::string prefixEachLine(std::string_view prefix, std::string_view lines);
+
 // FailureLog: "a repeating failure logs once and then a count".
 // The first failure of a key logs in full; repeats are counted silently and a
 // reminder line with the count is written at most once per reminder interval;

@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   boost::asio::io_context io(1);
   koord::Agent agent(io, std::move(opts), clock, sys);
   if (auto st = agent.start(); !st) {
-    KLOG_ERROR << "cannot start: " << st.error().message;
+    // A --config file with several problems: one line each.
+    koord::logEachLine(koord::Severity::kError, "cannot start: ", st.error().message);
     return 1;
   }
   io.run();

@@ -74,8 +74,11 @@ bool ConfigWatcher::poll() {
   if (!spec.ok()) {
     lastError_ = spec.error().message;
     ++reloadErrors_;
-    KLOG_WARNING << "config " << fileName_ << " rejected, keeping generation " << generation_
-                 << ": " << lastError_;
+    // One line per problem of the file, each saying what happened.
+    logEachLine(Severity::kWarning,
+                "config " + fileName_ + " rejected, keeping generation " +
+                    std::to_string(generation_) + ": ",
+                lastError_);
     return false;
   }
   bool recovered = !lastError_.empty();

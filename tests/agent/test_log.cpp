@@ -35,6 +35,19 @@ TEST_CASE("a log line has klog's header, the source file and one line per event"
       std::regex(R"(^W\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ test_log\.cpp:\d+\] first\\nsecond\n$)")));
 }
 
+TEST_CASE("a message listing several problems is logged one line per problem", "[log]") {
+  ManualClock clock;
+  CapturedLog log(clock);
+  logEachLine(Severity::kError, "cannot start: ", "a.yaml: x: bad\na.yaml: y: worse\n");
+  REQUIRE(log.lines() == 2);
+  CHECK(std::regex_search(
+      log.out.str(),
+      std::regex(R"(^E\d{4} [^\]]+\] cannot start: a\.yaml: x: bad\nE\d{4} [^\]]+\] cannot )"
+                 R"(start: a\.yaml: y: worse\n$)")));
+  CHECK(prefixEachLine("--config: ", "a\nb") == "--config: a\n--config: b");
+  CHECK(prefixEachLine("--config: ", "one") == "--config: one");
+}
+
 TEST_CASE("verbose lines are written only at or above their --v level", "[log]") {
   ManualClock clock;
   CapturedLog log(clock, 2);

@@ -24,6 +24,15 @@ if "$BIN" --addr=127.0.0.1:0 --config="$WORK/bad-slo.yaml" >"$WORK/badcfg.out" 2
 fi
 grep -q 'bad-slo.yaml: spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: 150' \
   "$WORK/badcfg.out" || { cat "$WORK/badcfg.out" >&2; fail "bad --config error lacks file/field"; }
+# Several problems: one log line each, no escaped newline joining them.
+printf 'resourceUsedThresholdWithBE:\n  cpuSuppressThresholdPercent: 150\n  enable: 2\n' >"$WORK/bad2-slo.yaml"
+if "$BIN" --addr=127.0.0.1:0 --config="$WORK/bad2-slo.yaml" >"$WORK/bad2cfg.out" 2>&1; then
+  fail "a --config with two problems was accepted at start"
+fi
+n=$(grep -c '^E.*cannot start: --config: .*bad2-slo.yaml: spec.resourceUsedThresholdWithBE\.' \
+  "$WORK/bad2cfg.out" || true)
+{ [ "$n" = 2 ] && ! grep -qF '\n' "$WORK/bad2cfg.out"; } ||
+  { cat "$WORK/bad2cfg.out" >&2; fail "two --config problems are not two log lines"; }
 printf 'resourceUsedThresholdWithBE:\n  enable: true\n  cpuSuppressPolicy: cfsQuota\n' >"$WORK/slo.yaml"
 # --check: the same refusal without starting anything; a good config is printed back.
 if "$BIN" --check --config="$WORK/bad-slo.yaml" >"$WORK/check-bad.out" 2>&1; then

@@ -168,6 +168,26 @@ TEST_CASE("bad content keeps the last good config and is counted and logged once
   CHECK(h.lines('W') == 2);
 }
 
+TEST_CASE("a rejected reload with several problems logs each on a line of its own",
+          "[config_watcher]") {
+  Harness h;
+  h.tree.write("slo.yaml", kGood);
+  ConfigWatcher w(h.path(), h.clock);
+  REQUIRE(w.load().ok());
+  h.tree.write("slo.yaml",
+               "resourceUsedThresholdWithBE: {cpuSuppressThresholdPercent: 150, enable: 2}\n");
+  CHECK_FALSE(w.poll());
+  CHECK(w.reloadErrors() == 1);  // one bad version, whatever its number of problems
+  CHECK(h.lines('W') == 2);
+  const std::string log = h.log.str();
+  CHECK(log.find("\\n") == std::string::npos);  // no escaped newline inside a line
+  const std::string head = "] config " + h.path() + " rejected, keeping generation 1: " + h.path();
+  CHECK(log.find(head + ": spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: 150 is "
+                        "out of range 0..100\n") != std::string::npos);
+  CHECK(log.find(head + ": spec.resourceUsedThresholdWithBE.enable: expected a boolean") !=
+        std::string::npos);
+}
+
 TEST_CASE("a vanished file keeps the last good config and is logged once", "[config_watcher]") {
   Harness h;
   h.tree.write("slo.yaml", kGood);
