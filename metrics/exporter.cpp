@@ -153,9 +153,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
       "resctrl group creations, schemata lines and task moves by the resctrl writer, by outcome");
   strategyDuration_ = &gaugeFamily("koordlet_qos_strategy_duration_seconds",
                                    "Duration of the last run of a QoS strategy, writes included");
-  configGeneration_ = &gaugeFamily("koordlet_config_generation",
-                                   "Loads of the --config file accepted so far (1 after start)")
-                           .Add(node);
+  configGeneration_ =
+      &gaugeFamily("koordlet_config_generation",
+                   "Generation of the config in force: 1 after start (the --config file, or "
+                   "koordlet's defaults without one), +1 per accepted reload")
+           .Add(node);
   configErrors_ =
       &counterFamily("koordlet_config_reload_errors_total",
                      "Reloads of the --config file rejected; the last good config stays")

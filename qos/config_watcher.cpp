@@ -33,7 +33,11 @@ ConfigWatcher::ConfigWatcher(std::string fileName, const Clock& clock)
       loadedAt_(clock.wallNow()) {}
 
 Status ConfigWatcher::load() {
-  if (fileName_.empty()) return Ok{};
+  if (fileName_.empty()) {
+    // The defaults are the config applied at start: generation 1, as with a file.
+    generation_ = 1;
+    return Ok{};
+  }
   auto text = readFile(fileName_, kMaxSloConfigBytes);
   if (!text.ok()) return text.error();  // the message names the file
   auto spec = parseNodeSlo(*text, fileName_);

@@ -12,9 +12,10 @@
 // not once per poll), so reloadErrors() is "bad versions seen". Each accepted
 // load or reload logs one INFO line (with the spec's notes); the first good
 // content after a rejection is accepted and logged as a recovery. generation() is 0
-// for the built-in defaults and +1 per accepted file content, even when it
-// parses to the same spec. loadedAt() is the clock's wall time of the last
-// acceptance (the construction time for the defaults).
+// before load(), 1 once load() has applied the start config (the file's first
+// content, or the built-in defaults when there is no file), then +1 per accepted
+// new file content, even when it parses to the same spec. loadedAt() is the clock's
+// wall time of the last acceptance (the construction time for the defaults).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,7 @@ class ConfigWatcher {
   bool poll();
 
   const NodeSloSpec& current() const { return current_; }
-  uint64_t generation() const { return generation_; }          // +1 per accepted load
+  uint64_t generation() const { return generation_; }          // 1 after load(), +1 per reload
   uint64_t reloadErrors() const { return reloadErrors_; }      // rejected reloads
   const std::string& lastError() const { return lastError_; }  // "" when the last read was good
   Clock::Wall loadedAt() const { return loadedAt_; }

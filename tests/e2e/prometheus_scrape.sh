@@ -38,4 +38,8 @@ if [ -z "$ok" ]; then
   echo "up: $up" >&2; echo "cpu: $cpu" >&2; cat "$WORK/prometheus.log" >&2
   fail "Prometheus did not see the agent up with at least 3 node samples within 30 s"
 fi
+# No --config here: koordlet's defaults are the config in force, generation 1.
+gen=$(query 'koordlet_config_generation{node="e2e-node"}' || true)
+echo "$gen" | grep -q '"value":\[[0-9.]*,"1"\]' ||
+  { echo "generation: $gen" >&2; fail "koordlet_config_generation is not 1 without --config"; }
 echo "ok: Prometheus scraped the agent: up == 1 and koordlet_node_used_cpu_cores has samples"

@@ -46,14 +46,15 @@ struct Harness {
 TEST_CASE("without a file the watcher serves the defaults and never reloads", "[config_watcher]") {
   Harness h;
   ConfigWatcher w("", h.clock);
+  CHECK(w.generation() == 0);  // nothing applied before load()
   REQUIRE(w.load().ok());
   CHECK_FALSE(w.poll());
-  CHECK(w.generation() == 0);
+  CHECK(w.generation() == 1);  // the defaults, in force from the start
   CHECK(w.reloadErrors() == 0);
   CHECK(w.current().effective == defaultNodeSlo().effective);
   json j = w.toJson();
   CHECK(j.at("file") == "");
-  CHECK(j.at("generation") == 0);
+  CHECK(j.at("generation") == 1);
   CHECK(j.at("loadedAt") == "2023-11-14T22:13:20Z");
   CHECK(j.at("lastError") == "");
   CHECK(j.at("source") == "defaults");
