@@ -176,9 +176,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
 
   kubeletDuration_ = &histogramFamily("koordlet_kubelet_request_duration_seconds",
                                       "kubelet http request duration in seconds");
-  kubeletErrors_ = &counterFamily("koordlet_kubelet_request_errors_total",
-                                  "kubelet /pods/ requests whose reply was refused, by reason: "
-                                  "transport, status, invalid, empty");
+  kubeletErrors_ = &counterFamily(
+      "koordlet_kubelet_request_errors_total",
+      "kubelet /pods/ requests whose reply was refused, by reason: transport, status, invalid, "
+      "empty. For transport errors (no reply) koordlet_kubelet_request_duration_seconds has "
+      "code timeout, dns, connect, tls, token, io, too_large, malformed or other");
   podCount_ =
       &gaugeFamily("koordlet_kubelet_pods", "Pods in the last good pod list from the kubelet")
            .Add(node);

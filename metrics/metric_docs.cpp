@@ -172,7 +172,7 @@ void driveExporter(Exporter& e) {
   e.setKubeletUp(true);
   e.setKubeletTlsVerified(false);
   e.recordKubeletRequest({"200", 0.01, ""});
-  e.recordKubeletRequest({"<error>", 3, "transport"});
+  e.recordKubeletRequest({"timeout", 3, "transport"});
   e.setPodCount(1);
 
   Pod pod;

@@ -50,6 +50,21 @@ void runRequests(boost::asio::io_context& io, const std::vector<KubeletRequestRe
   REQUIRE(records.size() >= n);
 }
 
+// One GET that must fail; the class of its error.
+std::string classOfFailedGet(boost::asio::io_context& io, KubeletClient& client) {
+  std::optional<Result<KubeletResponse>> got;
+  client.get("/pods/", [&](Result<KubeletResponse> r) { got.emplace(std::move(r)); });
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!got && std::chrono::steady_clock::now() < deadline) {
+    io.run_for(20ms);
+    io.restart();
+  }
+  REQUIRE(got.has_value());
+  REQUIRE_FALSE(got->ok());
+  INFO(got->error().message);
+  return transportErrorClass(got->error());
+}
+
 }  // namespace
 
 TEST_CASE("the informer keeps the last good pod list through every kind of bad reply",
@@ -109,14 +124,14 @@ TEST_CASE("the informer keeps the last good pod list through every kind of bad r
          kubelet.setBehaviour(Behaviour::kSlow);
          kubelet.setSlowDelay(3s);
        },
-       "transport", "<error>"},
-      {"cut off", [&] { kubelet.setBehaviour(Behaviour::kCutOff); }, "transport", "<error>"},
+       "transport", "timeout"},
+      {"cut off", [&] { kubelet.setBehaviour(Behaviour::kCutOff); }, "transport", "io"},
       {"too large",
        [&] {
          kubelet.setBehaviour(Behaviour::kHuge);
          kubelet.setHugeBytes(8u << 20);
        },
-       "transport", "<error>"},
+       "transport", "too_large"},
       {"not JSON", [&] { kubelet.setBehaviour(Behaviour::kNotJson); }, "invalid", "200"},
       {"zero pods",
        [&] {
@@ -188,8 +203,64 @@ TEST_CASE("before the first good reply the informer has no pods and says why", "
   CHECK_FALSE(informer.synced());
   CHECK(informer.pods().empty());
   CHECK(records[0].failure == "transport");
+  CHECK(records[0].code == "connect");
   CHECK(informer.lastError().find("Connection refused") != std::string::npos);
   CHECK(log.lines() == 1);
   CHECK(log.out.str().find("pods are unavailable, node metrics continue") != std::string::npos);
   informer.stop();
+}
+
+TEST_CASE("a request without a reply is labelled by the step that failed", "[informer]") {
+  const std::string get = "GET https://10.0.0.5:10250/pods/: ";
+  struct Case {
+    std::string message;
+    const char* code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {get + "timed out after 3s reading the reply", "timeout"},
+           {get + "resolve node-a: Host not found (authoritative)", "dns"},
+           {get + "connect 10.0.0.5:10250: Connection refused", "connect"},
+           {get + "TLS handshake with 10.0.0.5:10250: certificate verify failed", "tls"},
+           {get + "CA file /ca.crt: no usable certificate: x", "tls"},
+           {get + "token file /t: No such file or directory", "token"},
+           {get + "send request: Broken pipe", "io"},
+           {get + "read reply: Connection reset by peer", "io"},
+           {get + "reply cut off: the connection closed before the whole reply", "io"},
+           {get + "reply larger than 67108864 bytes", "too_large"},
+           {get + "reply header larger than 65536 bytes", "too_large"},
+           {get + "malformed reply: bad version", "malformed"},
+           {get + "a request is already in flight", "other"},
+           {"GET http://[::1]:10255/pods/: connect [::1]:10255: Connection refused", "connect"},
+           {"", "other"},
+       }) {
+    INFO(c.message);
+    CHECK(transportErrorClass(makeError(c.message)) == c.code);
+  }
+
+  // The same from the real client's own errors.
+  boost::asio::io_context io;
+  test::TestKubelet kubelet;
+  KubeletClientConfig plain;
+  plain.host = kubelet.address();
+  plain.port = kubelet.port();
+  plain.useTls = false;
+  plain.timeout = 5s;
+  {
+    kubelet.setBehaviour(Behaviour::kMalformed);
+    KubeletClient client(io, plain);
+    CHECK(classOfFailedGet(io, client) == "malformed");
+  }
+  {
+    KubeletClientConfig tls = plain;
+    tls.useTls = true;
+    tls.skipVerify = true;
+    KubeletClient client(io, tls);  // TLS to a plain-HTTP port
+    CHECK(classOfFailedGet(io, client) == "tls");
+  }
+  {
+    KubeletClientConfig noToken = plain;
+    noToken.tokenFile = "/nonexistent/koordlet-test/token";
+    KubeletClient client(io, noToken);
+    CHECK(classOfFailedGet(io, client) == "token");
+  }
 }
