@@ -558,12 +558,11 @@ HttpResponse Agent::serveMetrics() {
 }
 
 // GET /config: the effective NodeSLO config (defaults merged with --config), the
-// feature gates and what the QoS manager runs, as JSON.
+// feature gates (enabled, implemented), the flags set that have no effect and what
+// the QoS manager runs, as JSON.
 HttpResponse Agent::serveConfig() const {
   nlohmann::json j = config_.toJson();
-  nlohmann::json gates = nlohmann::json::object();
-  for (const auto& [name, on] : opts_.featureGates.effective()) gates[name] = on;
-  j["featureGates"] = std::move(gates);
+  j.update(settingsJson(opts_));  // featureGates, flagsWithoutEffect
   const auto& spec = config_.current();
   nlohmann::json strategies;
   strategies["cpuSuppress"] = {

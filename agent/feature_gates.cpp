@@ -28,47 +28,50 @@ const GateSpec* findGate(std::string_view name) {
 const std::vector<GateSpec>& FeatureGates::known() {
   // koordlet's core gates (pkg/features/koordlet_features.go), then the runtime
   // hook gates registered into the same set (pkg/koordlet/runtimehooks/config.go).
+  // The last column: whether this version reads the gate. AuditEvents is not read
+  // (the audit log follows --audit-log-dir alone), nor is the Resctrl hook gate (the
+  // resctrl hook follows RdtResctrl).
   static const std::vector<GateSpec> kGates = {
-      {"AuditEvents", false, GateStage::kAlpha},
-      {"AuditEventsHTTPHandler", false, GateStage::kAlpha},
-      {"BECPUSuppress", true, GateStage::kBeta},
-      {"BECPUManager", false, GateStage::kAlpha},
-      {"BECPUEvict", false, GateStage::kAlpha},
-      {"CPUEvict", false, GateStage::kAlpha},
-      {"CPUAllocatableEvict", false, GateStage::kAlpha},
-      {"BEMemoryEvict", false, GateStage::kAlpha},
-      {"MemoryEvict", false, GateStage::kAlpha},
-      {"MemoryAllocatableEvict", false, GateStage::kAlpha},
-      {"CPUBurst", true, GateStage::kBeta},
-      {"SystemConfig", false, GateStage::kAlpha},
-      {"RdtResctrl", true, GateStage::kBeta},
-      {"ResctrlCollector", false, GateStage::kAlpha},
-      {"CgroupReconcile", false, GateStage::kAlpha},
-      {"NodeTopologyReport", true, GateStage::kBeta},
-      {"Accelerators", false, GateStage::kAlpha},
-      {"RDMADevices", false, GateStage::kAlpha},
-      {"CPICollector", false, GateStage::kAlpha},
-      {"Libpfm4", false, GateStage::kAlpha},
-      {"PSICollector", false, GateStage::kAlpha},
-      {"BlkIOReconcile", false, GateStage::kAlpha},
-      {"ColdPageCollector", false, GateStage::kAlpha},
-      {"HugePageReport", false, GateStage::kAlpha},
-      {"PodResourcesProxy", false, GateStage::kAlpha},
-      {"HamiCoreVGPUMonitor", false, GateStage::kAlpha},
-      {"PerCPUMetric", false, GateStage::kAlpha},
-      {"NodeMetricPromMetrics", false, GateStage::kAlpha},
+      {"AuditEvents", false, GateStage::kAlpha, false},
+      {"AuditEventsHTTPHandler", false, GateStage::kAlpha, false},
+      {"BECPUSuppress", true, GateStage::kBeta, true},
+      {"BECPUManager", false, GateStage::kAlpha, false},
+      {"BECPUEvict", false, GateStage::kAlpha, false},
+      {"CPUEvict", false, GateStage::kAlpha, false},
+      {"CPUAllocatableEvict", false, GateStage::kAlpha, false},
+      {"BEMemoryEvict", false, GateStage::kAlpha, false},
+      {"MemoryEvict", false, GateStage::kAlpha, false},
+      {"MemoryAllocatableEvict", false, GateStage::kAlpha, false},
+      {"CPUBurst", true, GateStage::kBeta, true},
+      {"SystemConfig", false, GateStage::kAlpha, false},
+      {"RdtResctrl", true, GateStage::kBeta, true},
+      {"ResctrlCollector", false, GateStage::kAlpha, true},
+      {"CgroupReconcile", false, GateStage::kAlpha, true},
+      {"NodeTopologyReport", true, GateStage::kBeta, false},
+      {"Accelerators", false, GateStage::kAlpha, false},
+      {"RDMADevices", false, GateStage::kAlpha, false},
+      {"CPICollector", false, GateStage::kAlpha, false},
+      {"Libpfm4", false, GateStage::kAlpha, false},
+      {"PSICollector", false, GateStage::kAlpha, true},
+      {"BlkIOReconcile", false, GateStage::kAlpha, false},
+      {"ColdPageCollector", false, GateStage::kAlpha, false},
+      {"HugePageReport", false, GateStage::kAlpha, false},
+      {"PodResourcesProxy", false, GateStage::kAlpha, false},
+      {"HamiCoreVGPUMonitor", false, GateStage::kAlpha, false},
+      {"PerCPUMetric", false, GateStage::kAlpha, false},
+      {"NodeMetricPromMetrics", false, GateStage::kAlpha, false},
       // Runtime hook gates.
-      {"GroupIdentity", true, GateStage::kBeta},
-      {"CPUSetAllocator", true, GateStage::kBeta},
-      {"GPUEnvInject", false, GateStage::kAlpha},
-      {"RDMADeviceInject", false, GateStage::kAlpha},
-      {"BatchResource", true, GateStage::kBeta},
-      {"CPUNormalization", false, GateStage::kAlpha},
-      {"CoreSched", false, GateStage::kAlpha},
-      {"TerwayQoS", false, GateStage::kAlpha},
-      {"TCNetworkQoS", false, GateStage::kAlpha},
-      {"Resctrl", false, GateStage::kAlpha},
-      {"OOMScoreAdj", false, GateStage::kAlpha},
+      {"GroupIdentity", true, GateStage::kBeta, false},
+      {"CPUSetAllocator", true, GateStage::kBeta, true},
+      {"GPUEnvInject", false, GateStage::kAlpha, false},
+      {"RDMADeviceInject", false, GateStage::kAlpha, false},
+      {"BatchResource", true, GateStage::kBeta, true},
+      {"CPUNormalization", false, GateStage::kAlpha, false},
+      {"CoreSched", false, GateStage::kAlpha, false},
+      {"TerwayQoS", false, GateStage::kAlpha, false},
+      {"TCNetworkQoS", false, GateStage::kAlpha, false},
+      {"Resctrl", false, GateStage::kAlpha, false},
+      {"OOMScoreAdj", false, GateStage::kAlpha, false},
   };
   return kGates;
 }
@@ -123,6 +126,19 @@ void FeatureGates::apply() {
     }
     values_[g.name] = on;
   }
+}
+
+std::vector<std::string> FeatureGates::enabledNotImplemented() const {
+  std::vector<std::string> out;
+  for (const auto& [name, on] : values_) {  // a sorted map: the result is sorted
+    if (on && !implemented(name)) out.push_back(name);
+  }
+  return out;
+}
+
+bool FeatureGates::implemented(std::string_view gate) {
+  const GateSpec* g = findGate(gate);
+  return g != nullptr && g->implemented;
 }
 
 bool FeatureGates::enabled(std::string_view gate) const {

@@ -6,6 +6,11 @@
 // Like Kubernetes, settings accumulate over set() calls and the result does not
 // depend on their order: a gate named explicitly (in any call, the last value
 // winning) beats AllAlpha/AllBeta, which beat the gate's default.
+//
+// Every gate of koordlet's is accepted, but not every one does something here:
+// GateSpec::implemented says whether code of this version reads it. An enabled gate
+// that is not implemented changes nothing; main() warns once about each, and /config
+// shows both facts per gate.
 #pragma once
 
 #include <map>
@@ -23,6 +28,9 @@ struct GateSpec {
   const char* name;
   bool defaultOn;
   GateStage stage;
+  // Whether this version reads the gate (agent/agent.cpp's featureGates.enabled()
+  // calls). Kept by hand: a gate wired to a module sets it in the same change.
+  bool implemented;
 };
 
 class FeatureGates {
@@ -39,7 +47,13 @@ class FeatureGates {
   // Name -> effective value, for /config and the log line at start.
   const std::map<std::string, bool, std::less<>>& effective() const { return values_; }
 
+  // Enabled gates that this version does not implement, sorted: each is accepted
+  // for koordlet compatibility and has no effect.
+  std::vector<std::string> enabledNotImplemented() const;
+
   static const std::vector<GateSpec>& known();
+  // Whether `gate` is known and implemented.
+  static bool implemented(std::string_view gate);
 
  private:
   // Recomputes values_ from the defaults and raw_.

@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
   if (opts.checkOnly) {
     // Everything the agent would refuse at start, and nothing it would do after.
     std::cout << "flags: ok\n";
-    for (const auto& flag : opts.ignored) {
-      std::cout << "flags: -" << flag << " is accepted but has no effect in this version\n";
+    for (const auto& line : koord::ineffectiveSettings(opts)) {
+      std::cout << "warning: " << line << "\n";
     }
     if (opts.configFile.empty()) {
       std::cout << "config: none (--config not given): koordlet's defaults\n";
@@ -72,17 +72,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
-  for (const auto& flag : opts.ignored) {
-    KLOG_WARNING << "flag -" << flag << " has no effect in this version (accepted for koordlet "
-                 << "compatibility); ignored";
-  }
-  {
-    std::string enabled;
-    for (const auto& [gate, on] : opts.featureGates.effective()) {
-      if (on) enabled += (enabled.empty() ? "" : ",") + gate;
-    }
-    KLOG_INFO << "feature gates enabled: " << enabled;
-  }
+  koord::logStartSettings(opts);
 
   koord::SystemInfo sys;
   if (long t = ::sysconf(_SC_CLK_TCK); t > 0) sys.ticksPerSecond = t;

@@ -7,6 +7,7 @@
 
 #include "agent/duration.h"
 #include "agent/flag_set.h"
+#include "agent/log.h"
 #include "agent/pod.h"
 #include "agent/quote.h"
 
@@ -151,6 +152,7 @@ std::string gateList() {
     out += " - default=";
     out += g.defaultOn ? "true" : "false";
     out += ")";
+    if (!g.implemented) out += " not implemented in this version: no effect";
   }
   out += "\nAllAlpha=true|false (sets every ALPHA gate not named explicitly)";
   out += "\nAllBeta=true|false (sets every BETA gate not named explicitly)";
@@ -161,6 +163,7 @@ std::string gateList() {
 // later milestone; until then setting them changes nothing, so say so.
 constexpr const char* kNotYetUsed[] = {
     "var-lib-kubelet-dir",  // cpu manager state, pod volumes: later milestones
+    "run-root-dir",         // nothing reads the host's /run yet
     // The node address comes from NODE_IP or --kubelet-addr (there is no Node
     // informer to pick an address type from).
     "kubelet-preferred-address-type",
@@ -533,6 +536,39 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
   opts.nodeName = env.nodeName && !env.nodeName->empty() ? *env.nodeName : env.hostname;
   opts.nodeIp = env.nodeIp.value_or("");
   return opts;
+}
+
+std::vector<std::string> ineffectiveSettings(const Options& o) {
+  std::vector<std::string> out;
+  for (const auto& flag : o.ignored) {
+    out.push_back("flag -" + flag + " has no effect in this version (accepted for koordlet " +
+                  "compatibility); ignored");
+  }
+  for (const auto& gate : o.featureGates.enabledNotImplemented()) {
+    out.push_back("feature gate " + gate + " is enabled but has no effect in this version (not " +
+                  "implemented; accepted for koordlet compatibility)");
+  }
+  return out;
+}
+
+void logStartSettings(const Options& o) {
+  for (const auto& line : ineffectiveSettings(o)) KLOG_WARNING << line;
+  std::string inEffect;
+  for (const auto& [gate, on] : o.featureGates.effective()) {
+    if (on && FeatureGates::implemented(gate)) inEffect += (inEffect.empty() ? "" : ",") + gate;
+  }
+  KLOG_INFO << "feature gates in effect: " << (inEffect.empty() ? "none" : inEffect);
+}
+
+nlohmann::json settingsJson(const Options& o) {
+  nlohmann::json gates = nlohmann::json::object();
+  for (const auto& [name, on] : o.featureGates.effective()) {
+    gates[name] = {{"enabled", on}, {"implemented", FeatureGates::implemented(name)}};
+  }
+  nlohmann::json j;
+  j["featureGates"] = std::move(gates);
+  j["flagsWithoutEffect"] = o.ignored;
+  return j;
 }
 
 std::string usageText() {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/feature_gates.h"
 #include "agent/host_paths.h"
 #include "agent/result.h"
@@ -109,6 +111,21 @@ struct Options {
 
 // Parses argv[1..] (without the program name). Errors name the flag and value.
 Result<Options> parseOptions(const std::vector<std::string>& args, const Environment& env);
+
+// What is accepted but changes nothing in this run, one sentence each: every flag in
+// `ignored` (set on the command line, no effect), then every enabled feature gate
+// this version does not implement. A flag left at its default is never named, nor
+// is a disabled gate.
+std::vector<std::string> ineffectiveSettings(const Options& o);
+
+// At start: one warning per ineffectiveSettings() line, then one info line naming the
+// gates in effect (enabled and implemented).
+void logStartSettings(const Options& o);
+
+// /config's account of flags and gates:
+//   {"featureGates": {"BECPUSuppress": {"enabled": true, "implemented": true}, ...},
+//    "flagsWithoutEffect": ["run-root-dir", ...]}
+nlohmann::json settingsJson(const Options& o);
 
 // The --help text: every flag with its type, default and meaning.
 std::string usageText();

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -342,6 +343,43 @@ TEST_CASE("feature gates start at koordlet's defaults", "[feature_gates]") {
     INFO(s.name);
     CHECK((s.stage == GateStage::kBeta) == s.defaultOn);  // koordlet's beta gates default on
   }
+}
+
+TEST_CASE("the gate table marks as implemented exactly the gates this version reads",
+          "[feature_gates]") {
+  // The gates agent/agent.cpp passes on to a strategy, collector or hook; a gate
+  // wired to a module joins this list in the same change.
+  const std::vector<std::string> wired = {"BECPUSuppress",    "CPUBurst",        "RdtResctrl",
+                                          "ResctrlCollector", "CgroupReconcile", "PSICollector",
+                                          "BatchResource",    "CPUSetAllocator"};
+  std::vector<std::string> implemented;
+  for (const GateSpec& s : FeatureGates::known()) {
+    if (s.implemented) implemented.push_back(s.name);
+    CHECK(FeatureGates::implemented(s.name) == s.implemented);
+  }
+  std::vector<std::string> sortedWired = wired;
+  std::sort(sortedWired.begin(), sortedWired.end());
+  std::sort(implemented.begin(), implemented.end());
+  CHECK(implemented == sortedWired);
+  CHECK_FALSE(FeatureGates::implemented("GroupIdentity"));
+  CHECK_FALSE(FeatureGates::implemented("NodeTopologyReport"));
+  CHECK_FALSE(FeatureGates::implemented("BECPUEvict"));
+  CHECK_FALSE(FeatureGates::implemented("NoSuchGate"));
+}
+
+TEST_CASE("only enabled gates without an implementation are listed as having no effect",
+          "[feature_gates]") {
+  FeatureGates g;
+  // koordlet's defaults: two beta gates are on that nothing here reads.
+  CHECK(g.enabledNotImplemented() ==
+        std::vector<std::string>{"GroupIdentity", "NodeTopologyReport"});
+  REQUIRE(g.set("GroupIdentity=false,NodeTopologyReport=false,CgroupReconcile=true").ok());
+  CHECK(g.enabledNotImplemented().empty());  // disabled gates are never listed
+  REQUIRE(g.set("BECPUEvict=true,Accelerators=true").ok());
+  CHECK(g.enabledNotImplemented() == std::vector<std::string>{"Accelerators", "BECPUEvict"});
+  FeatureGates all;
+  REQUIRE(all.set("AllAlpha=true,AllBeta=true").ok());
+  CHECK(all.enabledNotImplemented().size() == 31);  // 39 gates, 8 implemented
 }
 
 TEST_CASE("feature gates parse Kubernetes' Name=bool list", "[feature_gates]") {

@@ -8,6 +8,7 @@
 
 #include "agent/options.h"
 #include "agent/read_file.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/manifest_args.h"
 
 using namespace koord;
@@ -335,7 +336,7 @@ TEST_CASE("implemented flags set their option", "[options]") {
   CHECK(o.dryRun);
   CHECK(o.configFile == "/etc/slo.yaml");
   // Bound, but read only by later milestones' modules: still reported once each.
-  CHECK(o.ignored == std::vector<std::string>{"var-lib-kubelet-dir",
+  CHECK(o.ignored == std::vector<std::string>{"var-lib-kubelet-dir", "run-root-dir",
                                               "kubelet-preferred-address-type", "logtostderr"});
 }
 
@@ -621,4 +622,80 @@ TEST_CASE("a runtime-launched plugin takes its socket, index and name from the e
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, Catch::Contains("NRI_PLUGIN_SOCKET"));
   CHECK(parsed({}, nodeEnv()).nriLaunchedFd == std::nullopt);
+}
+
+TEST_CASE("--run-root-dir is bound but read by nothing, so setting it is reported", "[options]") {
+  auto o = parsed({"--run-root-dir=/r/"});
+  CHECK(o.paths.runRoot == "/r/");
+  CHECK(o.ignored == std::vector<std::string>{"run-root-dir"});
+  CHECK(parsed({}).ignored.empty());  // its default is never reported
+}
+
+TEST_CASE("at start each set flag and enabled gate without effect is one warning", "[options]") {
+  SECTION("koordlet's defaults: the two beta gates nothing here reads") {
+    test::LogCapture cap;
+    logStartSettings(parsed({}));
+    const std::string log = cap.log.str();
+    CHECK(cap.logLines() == 3);
+    CHECK(log.find("] feature gate GroupIdentity is enabled but has no effect in this version "
+                   "(not implemented; accepted for koordlet compatibility)\n") !=
+          std::string::npos);
+    CHECK(log.find("] feature gate NodeTopologyReport is enabled but has no effect") !=
+          std::string::npos);
+    CHECK(log.find("] feature gates in effect: BECPUSuppress,BatchResource,CPUBurst,"
+                   "CPUSetAllocator,RdtResctrl\n") != std::string::npos);
+    // Gates left off are not warned about, whether implemented or not.
+    CHECK(log.find("CgroupReconcile") == std::string::npos);
+    CHECK(log.find("BECPUEvict") == std::string::npos);
+  }
+  SECTION("Koordinator's manifest: AllAlpha and AllBeta, three runtime-proxy flags") {
+    test::LogCapture cap;
+    Options o = parsed({"-cgroup-root-dir=/host-cgroup/",
+                        "-feature-gates=AllAlpha=true,AllBeta=true", "-runtime-hooks-network=unix",
+                        "-runtime-hooks-addr=/x.sock", "--logtostderr=true", "--v=4"});
+    logStartSettings(o);
+    const std::string log = cap.log.str();
+    size_t warnings = 0;
+    std::istringstream in(log);
+    for (std::string line; std::getline(in, line);) warnings += line.rfind('W', 0) == 0;
+    CHECK(warnings == 2 + 31);  // two flags, 39 gates of which 8 are implemented
+    CHECK(log.find("flag -runtime-hooks-network has no effect in this version") !=
+          std::string::npos);
+    CHECK(log.find("feature gate BECPUEvict is enabled but has no effect") != std::string::npos);
+    CHECK(log.find("feature gate CgroupReconcile is enabled") == std::string::npos);
+    CHECK(log.find("] feature gates in effect: BECPUSuppress,BatchResource,CPUBurst,"
+                   "CPUSetAllocator,CgroupReconcile,PSICollector,RdtResctrl,ResctrlCollector\n") !=
+          std::string::npos);
+  }
+  SECTION("nothing on and nothing ignored") {
+    test::LogCapture cap;
+    logStartSettings(parsed({"--feature-gates=AllBeta=false"}));
+    CHECK(cap.logLines() == 1);
+    CHECK(cap.log.str().find("] feature gates in effect: none\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("the settings /config shows say per gate whether it is enabled and implemented",
+          "[options]") {
+  Options o = parsed({"--feature-gates=CgroupReconcile=true,BECPUEvict=true", "--run-root-dir=/r/",
+                      "--enable-pprof"});
+  const nlohmann::json j = settingsJson(o);
+  REQUIRE(j.at("featureGates").size() == FeatureGates::known().size());
+  CHECK(j.at("featureGates").at("CgroupReconcile") ==
+        nlohmann::json({{"enabled", true}, {"implemented", true}}));
+  CHECK(j.at("featureGates").at("BECPUEvict") ==
+        nlohmann::json({{"enabled", true}, {"implemented", false}}));
+  CHECK(j.at("featureGates").at("GroupIdentity") ==
+        nlohmann::json({{"enabled", true}, {"implemented", false}}));
+  CHECK(j.at("featureGates").at("PSICollector") ==
+        nlohmann::json({{"enabled", false}, {"implemented", true}}));
+  CHECK(j.at("flagsWithoutEffect") == nlohmann::json({"enable-pprof", "run-root-dir"}));
+  CHECK(settingsJson(parsed({})).at("flagsWithoutEffect") == nlohmann::json::array());
+}
+
+TEST_CASE("--help marks the gates this version does not implement", "[options]") {
+  const std::string u = usageText();
+  CHECK(u.find("GroupIdentity=true|false (BETA - default=true) not implemented in this "
+               "version: no effect\n") != std::string::npos);
+  CHECK(u.find("CgroupReconcile=true|false (ALPHA - default=false)\n") != std::string::npos);
 }

@@ -52,7 +52,7 @@ grep -q 'collect-res-used-interval' "$WORK/check-flag.out" || fail "--check flag
 start_agent "$BIN" "$WORK/agent.log" --v=2 --kubelet-addr=127.0.0.1 \
   --kubelet-secure-port="$KUBELET_PORT" --kubelet-token-file="$WORK/token" \
   --kubelet-sync-interval=500ms --collect-res-used-interval=200ms --config="$WORK/slo.yaml" \
-  --audit-log-dir="$WORK/audit"
+  --audit-log-dir="$WORK/audit" --run-root-dir="$WORK"
 BASE="http://127.0.0.1:$AGENT_PORT"
 
 wait_for "$BASE/healthz" 200 10
@@ -72,7 +72,12 @@ t = c["spec"]["resourceUsedThresholdWithBE"]
 assert t["enable"] is True and t["cpuSuppressPolicy"] == "cfsQuota", t
 assert t["cpuSuppressThresholdPercent"] == 65, t          # koordlet's default, merged
 assert c["spec"]["cpuBurstStrategy"]["policy"] == "none", c["spec"]["cpuBurstStrategy"]
-assert c["generation"] == 1 and c["featureGates"]["BECPUSuppress"] is True, c
+assert c["generation"] == 1, c
+g = c["featureGates"]
+assert g["BECPUSuppress"] == {"enabled": True, "implemented": True}, g["BECPUSuppress"]
+assert g["GroupIdentity"] == {"enabled": True, "implemented": False}, g["GroupIdentity"]
+assert g["BECPUEvict"] == {"enabled": False, "implemented": False}, g["BECPUEvict"]
+assert c["flagsWithoutEffect"] == ["run-root-dir"], c["flagsWithoutEffect"]
 PY
 # A bad edit keeps the last good config and is counted; a good one is taken.
 cp "$WORK/bad-slo.yaml" "$WORK/slo.yaml"
@@ -118,6 +123,13 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$code" = 0 ] || { cat "$WORK/agent.log" >&2; fail "exit code $code after SIGTERM"; }
 [ "$elapsed_ms" -lt 1000 ] || fail "took ${elapsed_ms} ms to stop after SIGTERM"
 grep -q 'shutting down' "$WORK/agent.log" || fail "no shutdown line in the log"
+# Set flags and enabled gates without effect: one warning each at start.
+for w in 'flag -run-root-dir has no effect' 'feature gate GroupIdentity is enabled but has no effect' \
+         'feature gate NodeTopologyReport is enabled but has no effect'; do
+  n=$(grep -c "^W.*$w" "$WORK/agent.log" || true)
+  [ "$n" = 1 ] || { cat "$WORK/agent.log" >&2; fail "'$w' logged $n times, want 1"; }
+done
+grep -q 'feature gate CgroupReconcile' "$WORK/agent.log" && fail "a disabled gate was warned about"
 n=$(grep -c 'cpuSuppressThresholdPercent: 150 is out of range' "$WORK/agent.log" || true)
 [ "$n" = 1 ] || { cat "$WORK/agent.log" >&2; fail "the bad reload was logged $n times, want 1"; }
 echo "ok: scraped, promtool clean, SIGTERM -> exit 0 in ${elapsed_ms} ms"
