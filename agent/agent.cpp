@@ -168,8 +168,8 @@ Status Agent::start() {
     stop();
   });
 
-  KLOG_INFO << "koordlet " << KOORDLET_VERSION << " serving on " << opts_.addr << " (port "
-            << server_.port() << "), node " << opts_.nodeName << ", proc root "
+  KLOG_INFO << versionLine(KOORDLET_RELEASE, KOORDLET_VERSION) << " serving on " << opts_.addr
+            << " (port " << server_.port() << "), node " << opts_.nodeName << ", proc root "
             << opts_.paths.procRoot << ", cgroup root " << opts_.paths.cgroupRoot
             << (opts_.dryRun ? ", dry-run: nothing will be written to the kernel" : "");
 

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (opts.showVersion) {
-    std::cout << "koordlet-cpp " << KOORDLET_VERSION << "\n";
+    std::cout << koord::versionLine(KOORDLET_RELEASE, KOORDLET_VERSION) << "\n";
     return 0;
   }
 

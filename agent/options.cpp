@@ -571,6 +571,12 @@ nlohmann::json settingsJson(const Options& o) {
   return j;
 }
 
+std::string versionLine(std::string_view release, std::string_view commit) {
+  std::string out = "koordlet-cpp " + std::string(release);
+  if (!commit.empty() && commit != release) out += " (git " + std::string(commit) + ")";
+  return out;
+}
+
 std::string usageText() {
   Options scratch;
   FlagSet fs;

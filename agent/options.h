@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -126,6 +127,11 @@ void logStartSettings(const Options& o);
 //   {"featureGates": {"BECPUSuppress": {"enabled": true, "implemented": true}, ...},
 //    "flagsWithoutEffect": ["run-root-dir", ...]}
 nlohmann::json settingsJson(const Options& o);
+
+// The --version line: "koordlet-cpp 0.1.0 (git b008e83)", the release (meson's
+// project version, as the .deb and the chart name it) and the commit it was built
+// from; just "koordlet-cpp 0.1.0" when the build had no git (commit == release).
+std::string versionLine(std::string_view release, std::string_view commit);
 
 // The --help text: every flag with its type, default and meaning.
 std::string usageText();

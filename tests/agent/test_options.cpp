@@ -699,3 +699,11 @@ TEST_CASE("--help marks the gates this version does not implement", "[options]")
                "version: no effect\n") != std::string::npos);
   CHECK(u.find("CgroupReconcile=true|false (ALPHA - default=false)\n") != std::string::npos);
 }
+
+TEST_CASE("--version names the release and the commit it was built from", "[options]") {
+  CHECK(versionLine("0.1.0", "b008e83") == "koordlet-cpp 0.1.0 (git b008e83)");
+  CHECK(versionLine("0.1.0", "b008e83-dirty") == "koordlet-cpp 0.1.0 (git b008e83-dirty)");
+  // Built outside git, meson's fallback for the commit is the release itself.
+  CHECK(versionLine("0.1.0", "0.1.0") == "koordlet-cpp 0.1.0");
+  CHECK(versionLine("0.1.0", "") == "koordlet-cpp 0.1.0");
+}

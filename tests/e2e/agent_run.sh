@@ -12,7 +12,10 @@ grep -q 'no-such-flag' "$WORK/bad.out" || fail "unknown-flag error does not name
 for f in addr cgroup-root-dir collect-res-used-interval enable-nri-runtime-hook dry-run config; do
   grep -q -- "-$f" "$WORK/help.out" || fail "--help does not list -$f"
 done
-"$BIN" --version | grep -q koordlet || fail "--version prints no version"
+"$BIN" --version >"$WORK/version.out" || fail "--version failed"
+# The release and the commit: "koordlet-cpp 0.1.0 (git b008e83)" (no commit outside git).
+grep -Eqx 'koordlet-cpp [0-9]+\.[0-9]+\.[0-9]+( \(git [^)]+\))?' "$WORK/version.out" ||
+  { cat "$WORK/version.out" >&2; fail "--version does not print the release and commit"; }
 
 # Nothing listens on this port: the kubelet is unreachable, which must be said once.
 KUBELET_PORT=$(free_port)
