@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   }
   koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
   koord::logStartSettings(opts);
+  if (auto advice =
+          koord::hostModeKubeletAdvice(opts, ::access(opts.kubeletTokenFile.c_str(), F_OK) == 0);
+      !advice.empty()) {
+    KLOG_WARNING << advice;
+  }
 
   koord::SystemInfo sys;
   if (long t = ::sysconf(_SC_CLK_TCK); t > 0) sys.ticksPerSecond = t;

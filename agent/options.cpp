@@ -533,6 +533,7 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
       opts.runtimeHooksNriPluginName = name;
     }
   }
+  opts.hostMode = hostMode;
   opts.nodeName = env.nodeName && !env.nodeName->empty() ? *env.nodeName : env.hostname;
   opts.nodeIp = env.nodeIp.value_or("");
   return opts;
@@ -569,6 +570,24 @@ nlohmann::json settingsJson(const Options& o) {
   j["featureGates"] = std::move(gates);
   j["flagsWithoutEffect"] = o.ignored;
   return j;
+}
+
+std::string hostModeKubeletAdvice(const Options& o, bool tokenFileExists) {
+  if (!o.hostMode || tokenFileExists || o.kubeletInsecureTls ||
+      o.kubeletSyncInterval <= nanoseconds::zero()) {
+    return "";
+  }
+  return "host mode: kubelet token file " + o.kubeletTokenFile +
+         " does not exist (the default is a pod's service-account token; a host has none), so "
+         "the kubelet's pod list cannot be read and pods stay unknown; node metrics go on. On a "
+         "host with a kubelet, set --kubelet-token-file "
+         "(a token allowed to get nodes/proxy) with --kubelet-ca-file or "
+         "--kubelet-skip-tls-verify, and --kubelet-addr when the kubelet is not at " +
+         (o.kubeletAddr.empty() ? (o.nodeIp.empty() ? std::string("127.0.0.1") : o.nodeIp)
+                                : o.kubeletAddr) +
+         "; or --kubelet-insecure-tls for its read-only port " +
+         std::to_string(o.kubeletReadOnlyPort) +
+         ". Without a kubelet, --kubelet-sync-interval=0 turns the pod sync off.";
 }
 
 std::string versionLine(std::string_view release, std::string_view commit) {

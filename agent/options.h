@@ -99,8 +99,9 @@ struct Options {
   std::chrono::nanoseconds metricCachePodRetention = std::chrono::minutes(5);
 
   // Derived
-  std::string nodeName;  // NODE_NAME, else hostname
-  std::string nodeIp;    // NODE_IP, else empty
+  std::string nodeName;   // NODE_NAME, else hostname
+  std::string nodeIp;     // NODE_IP, else empty
+  bool hostMode = false;  // agent_mode=hostMode: on the host, not in a pod
 
   // Flags given on the command line that koordlet has and we accept but ignore.
   std::vector<std::string> ignored;
@@ -127,6 +128,12 @@ void logStartSettings(const Options& o);
 //   {"featureGates": {"BECPUSuppress": {"enabled": true, "implemented": true}, ...},
 //    "flagsWithoutEffect": ["run-root-dir", ...]}
 nlohmann::json settingsJson(const Options& o);
+
+// With agent_mode=hostMode the kubelet defaults still name a pod's service-account
+// files, which a host does not have. When the token file is missing (tokenFileExists
+// false) and the secure port would be used, the one line main() logs at start: what
+// is going on and which flags a bare-metal host sets. "" otherwise.
+std::string hostModeKubeletAdvice(const Options& o, bool tokenFileExists);
 
 // The --version line: "koordlet-cpp 0.1.0 (git b008e83)", the release (meson's
 // project version, as the .deb and the chart name it) and the commit it was built

@@ -707,3 +707,34 @@ TEST_CASE("--version names the release and the commit it was built from", "[opti
   CHECK(versionLine("0.1.0", "0.1.0") == "koordlet-cpp 0.1.0");
   CHECK(versionLine("0.1.0", "") == "koordlet-cpp 0.1.0");
 }
+
+TEST_CASE("in host mode a missing service-account token is explained with the flags to set",
+          "[options]") {
+  Environment env = nodeEnv();
+  env.nodeIp.reset();
+  env.agentMode = "hostMode";
+  const Options host = parsed({}, env);
+  CHECK(host.hostMode);
+  const std::string advice = hostModeKubeletAdvice(host, /*tokenFileExists=*/false);
+  CHECK(advice.find("host mode: kubelet token file "
+                    "/var/run/secrets/kubernetes.io/serviceaccount/token does not exist (the "
+                    "default is a pod's service-account token; a host has none)") == 0);
+  for (const char* flag :
+       {"--kubelet-token-file", "--kubelet-addr", "--kubelet-insecure-tls", "--kubelet-ca-file",
+        "--kubelet-skip-tls-verify", "--kubelet-sync-interval=0"}) {
+    INFO(flag);
+    CHECK(advice.find(flag) != std::string::npos);
+  }
+  CHECK(advice.find("not at 127.0.0.1") != std::string::npos);
+  CHECK(advice.find("read-only port 10255") != std::string::npos);
+
+  // Nothing to say: a token exists, the read-only port or no sync is chosen, or a pod.
+  CHECK(hostModeKubeletAdvice(host, true).empty());
+  CHECK(hostModeKubeletAdvice(parsed({"--kubelet-insecure-tls"}, env), false).empty());
+  CHECK(hostModeKubeletAdvice(parsed({"--kubelet-sync-interval=0"}, env), false).empty());
+  const Options pod = parsed({});
+  CHECK_FALSE(pod.hostMode);
+  CHECK(hostModeKubeletAdvice(pod, false).empty());
+  CHECK(hostModeKubeletAdvice(parsed({"--kubelet-addr=10.1.2.3"}, env), false)
+            .find("not at 10.1.2.3") != std::string::npos);
+}

@@ -36,6 +36,13 @@ n=$(grep -c '^E.*cannot start: --config: .*bad2-slo.yaml: spec.resourceUsedThres
   "$WORK/bad2cfg.out" || true)
 { [ "$n" = 2 ] && ! grep -qF '\n' "$WORK/bad2cfg.out"; } ||
   { cat "$WORK/bad2cfg.out" >&2; fail "two --config problems are not two log lines"; }
+# Host mode without a service-account token: said once at start, naming the flags to set
+# (the bad config then stops the run before any kubelet request).
+agent_mode=hostMode "$BIN" --addr=127.0.0.1:0 --kubelet-token-file="$WORK/no-token" \
+  --config="$WORK/bad-slo.yaml" >"$WORK/hostmode.out" 2>&1 || true
+n=$(grep -c "^W.*host mode: kubelet token file $WORK/no-token does not exist.*--kubelet-insecure-tls" \
+  "$WORK/hostmode.out" || true)
+[ "$n" = 1 ] || { cat "$WORK/hostmode.out" >&2; fail "host mode without a token: $n advice lines, want 1"; }
 printf 'resourceUsedThresholdWithBE:\n  enable: true\n  cpuSuppressPolicy: cfsQuota\n' >"$WORK/slo.yaml"
 # --check: the same refusal without starting anything; a good config is printed back.
 if "$BIN" --check --config="$WORK/bad-slo.yaml" >"$WORK/check-bad.out" 2>&1; then
