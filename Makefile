@@ -1,5 +1,5 @@
 # Quick start on a fresh Debian 12 machine:
-#   make run    installs dependencies, builds, starts the agent on this host (--dry-run)
+#   make run    installs the build dependencies, builds the agent, starts it on this host (--dry-run)
 #   make test   installs dependencies, builds (plain and ASan+UBSan), runs every test
 .PHONY: all deps build build-asan run test test-plain test-asan bench docs deb image format clean
 
@@ -11,6 +11,11 @@ all: build
 
 deps:
 	./packaging/install-deps.sh
+
+# What building the agent alone needs (no test, benchmark or packaging tools).
+.PHONY: deps-build build-agent
+deps-build:
+	./packaging/install-deps.sh --build-only
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD)
@@ -24,11 +29,15 @@ $(BUILD_ASAN)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
+# The agent binary only: what `make run` starts, without the tests and benchmarks.
+build-agent: deps-build $(BUILD)/build.ninja
+	ninja -C $(BUILD) agent/koordlet
+
 build-asan: deps $(BUILD_ASAN)/build.ninja
 	ninja -C $(BUILD_ASAN)
 
 # Host mode: the host's own /proc, /sys and cgroupfs; --dry-run writes nothing.
-run: build
+run: build-agent
 	@echo "koordlet: metrics at http://localhost$(ADDR)/metrics (also /healthz, /readyz); Ctrl-C stops"
 	agent_mode=hostMode ./$(BUILD)/agent/koordlet --addr=$(ADDR) --dry-run --v=2
 
