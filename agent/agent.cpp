@@ -283,6 +283,7 @@ void Agent::startQos() {
   executor_->onWrite([this](const char* status, double millis) {
     exporter_.recordResourceUpdate(status, millis);
   });
+  executor_->onRefuse([this](const char* reason) { exporter_.recordResourceRefusal(reason); });
   exporter_.setFeatureSupported("cpu_burst", support.has(Knob::kCpuBurst));
   memoryQosSupported_ = memoryQosSupported(support);
   exporter_.setFeatureSupported("memory_qos", memoryQosSupported_);

@@ -97,8 +97,18 @@ std::string prefixEachLine(std::string_view prefix, std::string_view lines) {
   return out;
 }
 
+void FailureLog::expireIdle(Clock::Monotonic now) {
+  // A sweep is O(keys): at most ten per reminder interval.
+  if (now - lastExpiry_ < reminderEvery_ / 10) return;
+  lastExpiry_ = now;
+  std::erase_if(streaks_,
+                [&](const auto& kv) { return now - kv.second.lastFailure > 2 * reminderEvery_; });
+}
+
 bool FailureLog::failure(std::string_view key, Severity sev, std::string_view message,
                          const char* file, int line) {
+  auto now = clock_->now();
+  expireIdle(now);
   auto it = streaks_.find(key);
   if (it == streaks_.end()) {
     if (streaks_.size() >= maxKeys_) {
@@ -106,11 +116,12 @@ bool FailureLog::failure(std::string_view key, Severity sev, std::string_view me
       it = streaks_.find(key);
     }
   }
-  auto now = clock_->now();
+  if (it != streaks_.end()) it->second.lastFailure = now;
   if (it == streaks_.end()) {
     Streak s;
     s.count = 1;
     s.lastLine = now;
+    s.lastFailure = now;
     streaks_.emplace(std::string(key), s);
     Logger::global().write(sev, file, line, message);
     return true;

@@ -83,8 +83,10 @@ std::string prefixEachLine(std::string_view prefix, std::string_view lines);
 // The first failure of a key logs in full; repeats are counted silently and a
 // reminder line with the count is written at most once per reminder interval;
 // the first success after a streak logs one recovery line with the total.
-// Keys are bounded: past maxKeys, new keys share one overflow streak so a flood of
-// distinct paths cannot grow memory without bound.
+// Keys are bounded: a streak with no failure for two reminder intervals is dropped
+// (a path of a pod that went away never succeeds again, it just stops failing), so
+// the map follows what is failing now; and past maxKeys of live streaks, new keys
+// share one overflow streak so a flood of distinct paths cannot grow memory.
 class FailureLog {
  public:
   explicit FailureLog(const Clock& clock,
@@ -107,7 +109,11 @@ class FailureLog {
     uint64_t count = 0;
     uint64_t sinceReminder = 0;
     Clock::Monotonic lastLine{};
+    Clock::Monotonic lastFailure{};
   };
+  // Drops streaks idle for two reminder intervals; sweeps ten times an interval.
+  void expireIdle(Clock::Monotonic now);
+  Clock::Monotonic lastExpiry_{};
   const Clock* clock_;
   std::chrono::seconds reminderEvery_;
   size_t maxKeys_;

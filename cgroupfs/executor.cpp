@@ -128,10 +128,15 @@ Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   return *value;
 }
 
+void Executor::refuse(const char* reason, ExecutorStats& batch) {
+  ++batch.refused;
+  if (refusalObserver_) refusalObserver_(reason);
+}
+
 std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, ExecutorStats& batch) {
   const KnobSpec& spec = knobSpec(write.knob);
   if (!insideKubepods(write.dir)) {
-    ++batch.refused;
+    refuse("outside_kubepods", batch);
     failures_->failure("executor refused " + write.dir, Severity::kWarning,
                        "refusing to write " + std::string(spec.name) + " in " +
                            quoteText(write.dir, 200) + " for " + write.owner + ": not under " +
@@ -140,15 +145,27 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   }
   // One owner per knob per cgroup: the first strategy to write it keeps it, so two
   // strategies cannot fight over a value write after write.
-  auto [owner, inserted] = owners_.try_emplace({write.dir, write.knob}, write.owner);
-  if (!inserted && owner->second != write.owner) {
-    ++batch.refused;
+  const Clock::Monotonic start = clock_->now();
+  auto [owner, inserted] =
+      owners_.try_emplace({write.dir, write.knob}, Owner{write.owner, start});
+  if (!inserted && owner->second.name != write.owner) {
+    refuse("second_owner", batch);
     failures_->failure("executor owner " + write.dir + " " + spec.name, Severity::kWarning,
                        std::string(spec.name) + " in " + write.dir + " belongs to " +
-                           owner->second + ": refusing the write from " + write.owner);
+                           owner->second.name + ": refusing the write from " + write.owner);
     return std::nullopt;
   }
-  const Clock::Monotonic start = clock_->now();
+  owner->second.lastAsked = start;
+  // A value that cannot be right is refused, never clamped: a negative memory
+  // limit made 0 kills the cgroup (v2 memory.max 0), a negative quota made the
+  // minimum starves it.
+  if (auto range = checkKnobRange(write.knob, write.value); !range) {
+    refuse("out_of_range", batch);
+    failures_->failure("executor range " + write.dir + " " + spec.name, Severity::kWarning,
+                       "refusing to write " + range.error().message + " in " +
+                           quoteText(write.dir, 200) + " for " + write.owner);
+    return std::nullopt;
+  }
   const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
   // No file on this cgroup version (memory.soft_limit_in_bytes on v2): unsupported,
   // whatever the support set says.
@@ -162,7 +179,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     observe("unsupported", start);
     return std::nullopt;
   }
-  KnobValue value = clampKnob(write.knob, write.value);
+  KnobValue value = write.value;
   // The kernel keeps memory in pages and rounds a byte value down: aim at what it
   // will hold, so the file reads back equal and is not rewritten every round.
   if (isMemoryKnob(write.knob) && value.number > 0 && config_.pageSize > 0) {
@@ -409,6 +426,12 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   const Clock::Monotonic now = clock_->now();
   std::erase_if(cache_,
                 [&](const auto& kv) { return now - kv.second.at > 2 * config_.forceUpdate; });
+  // Owners likewise: a strategy asks for its knobs every round it runs, so an
+  // entry nobody asked for in two force periods is a pod that went (or a strategy
+  // that stopped), and the map stays bounded by the live cgroups under churn.
+  std::erase_if(owners_, [&](const auto& kv) {
+    return now - kv.second.lastAsked > 2 * config_.forceUpdate;
+  });
 
   stats_ += batch;
   return batch;

@@ -1,6 +1,7 @@
 // Executor: the one place that writes cgroup files. Strategies hand it intended
-// writes; it checks each is inside the kubepods hierarchy, clamps the value to the
-// knob's range, reads the file and drops writes equal to what it already holds,
+// writes; it checks each is inside the kubepods hierarchy and within the knob's
+// range (a value outside it is refused and counted, never clamped to the nearest
+// bound), reads the file and drops writes equal to what it already holds,
 // orders the rest as the
 // kernel requires (for hierarchical knobs: decreases child-first, then increases
 // parent-first; a CPU list that is neither grows to the union parent-first and
@@ -58,7 +59,7 @@ struct ExecutorStats {
   uint64_t invalid = 0;      // EINVAL
   uint64_t denied = 0;       // EACCES / EPERM
   uint64_t failed = 0;       // any other error
-  uint64_t refused = 0;      // outside the kubepods hierarchy, or a second owner
+  uint64_t refused = 0;      // outside the kubepods hierarchy, a second owner, out of range
   ExecutorStats& operator+=(const ExecutorStats& o) {
     written += o.written;
     unchanged += o.unchanged;
@@ -83,6 +84,14 @@ class Executor {
            FailureLog& failures);
 
   void onWrite(Observer observer) { observer_ = std::move(observer); }
+  // Per write refused before any attempt: "outside_kubepods", "second_owner",
+  // "out_of_range" (koordlet_resource_update_refused_total).
+  using RefusalObserver = std::function<void(const char* reason)>;
+  void onRefuse(RefusalObserver observer) { refusalObserver_ = std::move(observer); }
+
+  // Knob owners held (for the churn tests and the soak): an owner not asked to write
+  // a knob for two force periods lets it go, so the map follows the live cgroups.
+  size_t ownerCount() const { return owners_.size(); }
 
   // Applies one batch in the order described above. Returns the batch's counts
   // (also accumulated in stats()). Counts and observer calls are per attempted
@@ -130,10 +139,16 @@ class Executor {
   KnobSupport support_;
   const Clock* clock_;
   FailureLog* failures_;
+  void refuse(const char* reason, ExecutorStats& batch);
+  struct Owner {
+    std::string name;
+    Clock::Monotonic lastAsked{};
+  };
   Observer observer_;
+  RefusalObserver refusalObserver_;
   ExecutorStats stats_;
-  std::map<std::string, Cached> cache_;                         // path -> last write
-  std::map<std::pair<std::string, Knob>, std::string> owners_;  // (dir, knob) -> owner
+  std::map<std::string, Cached> cache_;                   // path -> last write
+  std::map<std::pair<std::string, Knob>, Owner> owners_;  // (dir, knob) -> owner
   bool unsupportedLogged_[kKnobCount] = {};                     // one line per knob, ever
 };
 

@@ -123,12 +123,15 @@ KnobValue KnobValue::ofCpus(std::vector<int> c) {
   return KnobValue{0, std::move(c)};
 }
 
-KnobValue clampKnob(Knob knob, KnobValue value) {
+Status checkKnobRange(Knob knob, const KnobValue& value) {
   const KnobSpec& spec = knobSpec(knob);
-  if (spec.cpuList) return value;
-  if (spec.minusOneIsUnlimited && value.number == -1) return value;
-  value.number = std::clamp(value.number, spec.min, spec.max);
-  return value;
+  if (spec.cpuList) return Ok{};
+  if (spec.minusOneIsUnlimited && value.number == -1) return Ok{};
+  if (value.number >= spec.min && value.number <= spec.max) return Ok{};
+  return makeError(std::string(spec.name) + " " + std::to_string(value.number) +
+                   " is outside its range [" + std::to_string(spec.min) + ", " +
+                   std::to_string(spec.max) + "]" +
+                   (spec.minusOneIsUnlimited ? " (or -1, unlimited)" : ""));
 }
 
 std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value) {

@@ -71,9 +71,12 @@ struct KnobValue {
   bool operator==(const KnobValue&) const = default;
 };
 
-// Clamps a number into the knob's range (-1 passes through where it means
-// unlimited). CPU lists are returned as they are.
-KnobValue clampKnob(Knob knob, KnobValue value);
+// Ok when the value is one the knob can hold: a number within the knob's range,
+// or -1 where it means unlimited; CPU lists always. Otherwise an error saying the
+// value and the range. The executor refuses such a value rather than clamping it:
+// a negative memory limit clamped to 0 would kill the cgroup (v2 memory.max 0),
+// a negative quota clamped to the minimum would starve it.
+Status checkKnobRange(Knob knob, const KnobValue& value);
 
 // The text to write to the knob's file on this cgroup version (v2: shares become a
 // weight, -1 becomes "max").

@@ -169,6 +169,10 @@ Exporter::Exporter(std::string nodeName, std::string version)
                             "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);
 
+  resourceRefused_ = &counterFamily(
+      "koordlet_resource_update_refused_total",
+      "cgroup writes the executor refused before any attempt, by reason: outside_kubepods, "
+      "second_owner, out_of_range (a value that cannot be right is refused, never clamped)");
   kubeletTls_ = &gaugeFamily("koordlet_kubelet_tls_verified",
                              "1 when the kubelet's serving certificate is verified, 0 when the "
                              "HTTPS connection to it is not (--kubelet-skip-tls-verify, the "
@@ -455,6 +459,10 @@ std::string Exporter::render() const {
 }  // namespace koord
 
 namespace koord {
+
+void Exporter::recordResourceRefusal(const char* reason) {
+  resourceRefused_->Add({{"node", node_}, {"reason", reason}}).Increment();
+}
 
 void Exporter::recordResourceUpdate(const char* status, double millis) {
   // koordlet's buckets: 0.01 × 4^k, k = 0..7.

@@ -88,6 +88,8 @@ class Exporter {
   // One attempted cgroup write: koordlet_resource_update_duration_milliseconds
   // {type="cgroup", status}, koordlet's buckets 0.01 × 4^k.
   void recordResourceUpdate(const char* status, double millis);
+  // koordlet_resource_update_refused_total{reason}: one executor refusal.
+  void recordResourceRefusal(const char* reason);
   // One CPU suppress round: koordlet_be_suppress_cpu_cores{type} (the policy in
   // force; the other policy's series is removed), and the LS/BE used cores it saw.
   // A round that computed nothing new (inside the 1% dead band, stale data) keeps
@@ -181,6 +183,7 @@ class Exporter {
   prometheus::Family<prometheus::Counter>* collectorErrors_;
   prometheus::Gauge* kubeletUp_;
   prometheus::Family<prometheus::Gauge>* kubeletTls_;
+  prometheus::Family<prometheus::Counter>* resourceRefused_;
   prometheus::Family<prometheus::Histogram>* kubeletDuration_;
   prometheus::Family<prometheus::Counter>* kubeletErrors_;
   prometheus::Gauge* podCount_;

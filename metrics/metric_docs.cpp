@@ -203,6 +203,7 @@ void driveExporter(Exporter& e) {
   e.recordCache(10, 4096);
 
   e.recordResourceUpdate("succeeded", 0.05);
+  e.recordResourceRefusal("out_of_range");
   e.recordSuppress(true, "cpuset", 2.0, 1.0, 0.5);
   Exporter::ScaledCfs cfs{"default", "pod-1", "containerd://c1", "main", 100000, 200000};
   e.recordScaledCfs(cfs);

@@ -100,3 +100,27 @@ TEST_CASE("failure streaks for distinct keys are bounded by one overflow streak"
   CHECK(failures.activeStreaks() == 5);  // four keys plus the shared overflow streak
   CHECK(log.lines() == 5);
 }
+
+TEST_CASE("streaks of paths that stopped failing are dropped, so a new key is not folded",
+          "[log]") {
+  ManualClock clock;
+  CapturedLog log(clock);
+  FailureLog failures(clock, std::chrono::minutes(10), 4);
+  // Four pods' paths fail once each, then their pods go: they never succeed again.
+  for (int i = 0; i < 4; ++i) {
+    failures.failure("/cgroup/pod" + std::to_string(i), Severity::kWarning, "gone");
+  }
+  CHECK(failures.activeStreaks() == 4);
+  // Still failing somewhere: a key that keeps failing is kept.
+  for (int m = 0; m < 21; ++m) {
+    clock.advance(1min);
+    failures.failure("/cgroup/pod0", Severity::kWarning, "gone");
+  }
+  // Twenty minutes later the idle three are gone; the kubelet's failure is its own
+  // streak, logged in full, not folded into "(other keys)".
+  CHECK(failures.activeStreaks() == 1);
+  CHECK(failures.failure("kubelet", Severity::kWarning, "kubelet unreachable"));
+  CHECK(failures.activeStreaks() == 2);
+  CHECK(log.out.str().find("(other keys)") == std::string::npos);
+  CHECK(failures.success("kubelet"));
+}

@@ -144,13 +144,55 @@ TEST_CASE("one owner per knob per cgroup: the first owner wins", "[executor]") {
   CHECK(f.executor().apply({shares(kPod, 256, "cpusuppress")}).written == 1);
 }
 
-TEST_CASE("values are clamped into the knob's range before writing", "[executor]") {
+TEST_CASE("values outside the knob's range are refused and counted, never clamped or written",
+          "[executor]") {
   Fixture f;
-  f.executor().apply({shares(kPod, 0), quota(kPod, 10),
-                      CgroupWrite{kPod, Knob::kMemoryLimit, KnobValue::of(-20), "memqos"}});
-  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "2\n");
-  CHECK(f.file("cpu/" + kPod + "/cpu.cfs_quota_us") == "1000\n");
-  CHECK(f.file("memory/" + kPod + "/memory.limit_in_bytes") == "0\n");
+  std::vector<std::string> reasons;
+  f.executor().onRefuse([&](const char* reason) { reasons.emplace_back(reason); });
+  const ExecutorStats s =
+      f.executor().apply({shares(kPod, 0), quota(kPod, -5),
+                          CgroupWrite{kPod, Knob::kMemoryLimit, KnobValue::of(-20), "memqos"},
+                          shares(kCtr, 512)});
+  CHECK(s.refused == 3);
+  CHECK(s.written == 1);  // the good write in the same batch still lands
+  CHECK(reasons == std::vector<std::string>(3, "out_of_range"));
+  // Before: shares 2, quota 1000 µs (the harshest throttle), memory limit 0 (on v2
+  // memory.max 0 kills the cgroup). Now the files keep what they held.
+  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "1024\n");
+  CHECK(f.file("cpu/" + kPod + "/cpu.cfs_quota_us") == "-1\n");
+  CHECK(f.file("memory/" + kPod + "/memory.limit_in_bytes") == "9223372036854771712\n");
+  CHECK(f.file("cpu/" + kCtr + "/cpu.shares") == "512\n");
+  CHECK(f.statuses == std::vector<std::string>{"succeeded"});  // refusals are not attempts
+  // One line per cgroup and knob, naming both, the value and the owner.
+  const std::string log = f.log.str();
+  CHECK_THAT(log, Catch::Contains("memory.limit_in_bytes -20 is outside its range"));
+  CHECK_THAT(log, Catch::Contains(kPod));
+  CHECK_THAT(log, Catch::Contains("for memqos"));
+  f.executor().apply({quota(kPod, -5)});
+  CHECK(f.logLines() == 3);  // the repeat is counted, not logged again
+}
+
+TEST_CASE("knob owners of cgroups nobody asks for any more are let go after two force periods",
+          "[executor]") {
+  Fixture f;
+  f.config.forceUpdate = 60s;
+  // Pods come and go: each round asks for the knobs of the pods alive now (the
+  // window of 10 moves by one a round). A gone pod's dir is left in place, as
+  // when its removal races the round: only its owner entry could keep it.
+  auto dir = [](int pod) { return "kubepods/besteffort/pod-churn-" + std::to_string(pod); };
+  for (int round = 0; round < 400; ++round) {
+    f.tree.write("cpu/" + dir(round + 9) + "/cpu.shares", "1024\n");
+    std::vector<CgroupWrite> batch;
+    for (int pod = round; pod < round + 10; ++pod) batch.push_back(shares(dir(pod), 2));
+    batch.push_back(shares(kPod, 512));  // a pod that stays
+    f.executor().apply(batch);
+    f.clock.advance(1s);
+  }
+  // 10 live pods + the one that stays, plus those asked for within the last 120 s.
+  CHECK(f.executor().ownerCount() <= 11 + 121);
+  CHECK(f.executor().ownerCount() >= 11);
+  // The pod that stayed keeps its owner: another strategy is still refused.
+  CHECK(f.executor().apply({shares(kPod, 256, "other")}).refused == 1);
 }
 
 TEST_CASE("a file that already holds the value is not written", "[executor]") {

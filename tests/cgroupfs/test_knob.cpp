@@ -62,24 +62,31 @@ TEST_CASE("the knob table names the v1 and v2 files of every knob", "[knob]") {
   CHECK_FALSE(knobSpec(Knob::kCpuShares).hierarchical);
 }
 
-TEST_CASE("clamping keeps every number inside the range the kernel accepts", "[knob]") {
-  CHECK(clampKnob(Knob::kCpuShares, KnobValue::of(0)).number == 2);
-  CHECK(clampKnob(Knob::kCpuShares, KnobValue::of(1'000'000)).number == 262144);
-  CHECK(clampKnob(Knob::kCpuShares, KnobValue::of(1024)).number == 1024);
-  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(-1)).number == -1);
-  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(500)).number == 1000);
-  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(-5)).number == 1000);
-  CHECK(clampKnob(Knob::kCpuQuota, KnobValue::of(int64_t{1} << 50)).number ==
-        (int64_t{1} << 44) - 1);
-  CHECK(clampKnob(Knob::kCpuBurst, KnobValue::of(-1)).number == 0);
-  CHECK(clampKnob(Knob::kCpuBurst, KnobValue::of(200'000'000)).number == 100'000'000);
-  CHECK(clampKnob(Knob::kMemoryLimit, KnobValue::of(-1)).number == -1);
-  CHECK(clampKnob(Knob::kMemoryLimit, KnobValue::of(-7)).number == 0);
-  CHECK(clampKnob(Knob::kMemoryMin, KnobValue::of(-1)).number == 0);
-  CHECK(clampKnob(Knob::kMemoryHigh, KnobValue::of(-1)).number == -1);
+TEST_CASE("a number outside the range the kernel accepts is refused, not clamped", "[knob]") {
+  CHECK(checkKnobRange(Knob::kCpuShares, KnobValue::of(2)).ok());
+  CHECK(checkKnobRange(Knob::kCpuShares, KnobValue::of(262144)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kCpuShares, KnobValue::of(0)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kCpuShares, KnobValue::of(1'000'000)).ok());
+  CHECK(checkKnobRange(Knob::kCpuQuota, KnobValue::of(-1)).ok());  // unlimited
+  CHECK(checkKnobRange(Knob::kCpuQuota, KnobValue::of(1000)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kCpuQuota, KnobValue::of(500)).ok());
+  // A negative quota used to become 1000 µs, the harshest throttle.
+  CHECK_FALSE(checkKnobRange(Knob::kCpuQuota, KnobValue::of(-5)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kCpuQuota, KnobValue::of(int64_t{1} << 50)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kCpuBurst, KnobValue::of(-1)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kCpuBurst, KnobValue::of(200'000'000)).ok());
+  CHECK(checkKnobRange(Knob::kMemoryLimit, KnobValue::of(-1)).ok());
+  // A negative memory limit used to become 0: on v2, memory.max 0 kills the cgroup.
+  const Status negative = checkKnobRange(Knob::kMemoryLimit, KnobValue::of(-7));
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.error().message ==
+        "memory.limit_in_bytes -7 is outside its range [0, 9223372036854775807] (or -1, "
+        "unlimited)");
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryMin, KnobValue::of(-1)).ok());
+  CHECK(checkKnobRange(Knob::kMemoryHigh, KnobValue::of(-1)).ok());
   const KnobValue cpus = KnobValue::ofCpus({3, 1, 1, 2});
   CHECK(cpus.cpus == std::vector<int>{1, 2, 3});
-  CHECK(clampKnob(Knob::kCpusetCpus, cpus) == cpus);
+  CHECK(checkKnobRange(Knob::kCpusetCpus, cpus).ok());
 }
 
 TEST_CASE("shares become a cpu.weight on v2 by koordlet's formula", "[knob]") {
@@ -256,21 +263,21 @@ TEST_CASE("the Alinux memory knobs, oom.group and the v1 soft limit carry their 
   CHECK_FALSE(soft.hierarchical);
 }
 
-TEST_CASE("the new memory knobs clamp into their ranges, a negative wmark_min_adj included",
+TEST_CASE("the new memory knobs check their ranges, a negative wmark_min_adj included",
           "[knob]") {
-  CHECK(clampKnob(Knob::kMemoryWmarkMinAdj, KnobValue::of(-25)).number == -25);
-  CHECK(clampKnob(Knob::kMemoryWmarkMinAdj, KnobValue::of(-40)).number == -25);
-  CHECK(clampKnob(Knob::kMemoryWmarkMinAdj, KnobValue::of(80)).number == 50);
-  // -1 is not "unlimited" for a ratio: it clamps like any other number.
-  CHECK(clampKnob(Knob::kMemoryWmarkRatio, KnobValue::of(-1)).number == 0);
-  CHECK(clampKnob(Knob::kMemoryWmarkRatio, KnobValue::of(101)).number == 100);
-  CHECK(clampKnob(Knob::kMemoryWmarkScaleFactor, KnobValue::of(0)).number == 1);
-  CHECK(clampKnob(Knob::kMemoryWmarkScaleFactor, KnobValue::of(5000)).number == 1000);
-  CHECK(clampKnob(Knob::kMemoryPriority, KnobValue::of(13)).number == 12);
-  CHECK(clampKnob(Knob::kMemoryUsePriorityOom, KnobValue::of(2)).number == 1);
-  CHECK(clampKnob(Knob::kMemoryOomGroup, KnobValue::of(-1)).number == 0);
-  CHECK(clampKnob(Knob::kMemorySoftLimit, KnobValue::of(-1)).number == -1);
-  CHECK(clampKnob(Knob::kMemorySoftLimit, KnobValue::of(-9)).number == 0);
+  CHECK(checkKnobRange(Knob::kMemoryWmarkMinAdj, KnobValue::of(-25)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkMinAdj, KnobValue::of(-40)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkMinAdj, KnobValue::of(80)).ok());
+  // -1 is not "unlimited" for a ratio: it is out of range like any other number.
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkRatio, KnobValue::of(-1)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkRatio, KnobValue::of(101)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkScaleFactor, KnobValue::of(0)).ok());
+  CHECK(checkKnobRange(Knob::kMemoryWmarkScaleFactor, KnobValue::of(1000)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryPriority, KnobValue::of(13)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryUsePriorityOom, KnobValue::of(2)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemoryOomGroup, KnobValue::of(-1)).ok());
+  CHECK(checkKnobRange(Knob::kMemorySoftLimit, KnobValue::of(-1)).ok());
+  CHECK_FALSE(checkKnobRange(Knob::kMemorySoftLimit, KnobValue::of(-9)).ok());
 }
 
 TEST_CASE("the new memory knobs render and parse as plain numbers, soft limit -1 as -1", "[knob]") {

@@ -6,10 +6,10 @@
 // the VM sets).
 //
 // What cgroup v2 really refuses, found with raw writes below (6.1 and 6.12 alike):
-//   - cpu.max quota below 1000 us or above 2^44-1 us: EINVAL (clamping avoids it);
+//   - cpu.max quota below 1000 us or above 2^44-1 us: EINVAL (the range check refuses it);
 //   - cpu.max.burst above the cgroup's own quota, and a quota below its own burst:
 //     EINVAL. This is the one ordering rule v2 has, and it is within one cgroup;
-//   - cpu.weight outside 1..10000: ERANGE (clamping avoids it);
+//   - cpu.weight outside 1..10000: ERANGE (the range check refuses it);
 //   - a cpuset.cpus naming a CPU beyond the machine's: ERANGE (the executor
 //     counts it as failed, not invalid);
 //   - memory.high "-1": EINVAL (renderKnob writes "max").
@@ -122,12 +122,12 @@ CgroupWrite cpus(const std::string& dir, std::vector<int> c) {
 }
 
 // Reads every file the batch targets back from the kernel and compares it with
-// the (clamped) value asked: shares by the weight text (v2 weight -> shares does
+// the value asked: shares by the weight text (v2 weight -> shares does
 // not invert exactly), the rest by parsed value.
 void checkReadBack(const KernelTree& tree, const std::vector<CgroupWrite>& batch) {
   for (const CgroupWrite& w : batch) {
     const std::string path = tree.knobFile(w.dir, w.knob);
-    const KnobValue want = clampKnob(w.knob, w.value);
+    const KnobValue& want = w.value;
     const std::string text = readTrimmed(path);
     INFO(path << " holds \"" << text << "\"");
     if (w.knob == Knob::kCpuShares) {
@@ -308,8 +308,8 @@ TEST_CASE("v2 accepts a child cpuset outside its parent's and clips the effectiv
 }
 
 TEST_CASE(
-    "on v2 the executor lowers burst before quota, the order the kernel needs, and clamps what "
-    "v2 refuses",
+    "on v2 the executor lowers burst before quota, the order the kernel needs, and refuses what "
+    "v2 would refuse",
     "[v2][executor]") {
   REQUIRE_KERNEL();
   KernelTree tree;
@@ -326,14 +326,16 @@ TEST_CASE(
       exec, tree, {setKnob(ctr, Knob::kCpuQuota, 50000), setKnob(ctr, Knob::kCpuBurst, 20000)});
   CHECK(s.written == 2);
 
-  // Out-of-range values are clamped to what v2 accepts, not sent to be refused.
-  s = applyChecked(exec, tree,
-                   {setKnob(ctr, Knob::kCpuShares, 0), setKnob(tree.pod(), Knob::kCpuQuota, 500)});
-  CHECK(s.written == 2);
-  CHECK(readTrimmed(tree.file(ctr, "cpu.weight")) == "1");
-  CHECK(readTrimmed(tree.file(tree.pod(), "cpu.max")) == "1000 100000");
-  s = applyChecked(exec, tree, {setKnob(ctr, Knob::kCpuShares, 1'000'000)});
-  CHECK(readTrimmed(tree.file(ctr, "cpu.weight")) == "10000");
+  // Out-of-range values are refused by the executor itself, never sent to be
+  // refused by v2 nor clamped to a bound: the files keep what they held.
+  const std::string weight = readTrimmed(tree.file(ctr, "cpu.weight"));
+  const std::string podMax = readTrimmed(tree.file(tree.pod(), "cpu.max"));
+  s = exec.apply({setKnob(ctr, Knob::kCpuShares, 0), setKnob(tree.pod(), Knob::kCpuQuota, 500),
+                  setKnob(ctr, Knob::kCpuShares, 1'000'000)});
+  CHECK(s.refused == 3);
+  CHECK(s.written + s.invalid == 0);
+  CHECK(readTrimmed(tree.file(ctr, "cpu.weight")) == weight);
+  CHECK(readTrimmed(tree.file(tree.pod(), "cpu.max")) == podMax);
 }
 
 // The kernel keeps a cgroup's burst at most its quota (EINVAL otherwise): raising

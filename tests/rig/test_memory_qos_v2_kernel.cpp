@@ -280,7 +280,7 @@ struct Rig : test::LogCapture {
 
     for (const CgroupWrite& w : r.writes) {
       const std::string path = cluster.file(w.dir, knobSpec(w.knob).v2File);
-      int64_t want = clampKnob(w.knob, w.value).number;
+      int64_t want = w.value.number;
       if (want > 0 && (w.knob == Knob::kMemoryMin || w.knob == Knob::kMemoryLow ||
                        w.knob == Knob::kMemoryHigh)) {
         want -= want % kPage;
