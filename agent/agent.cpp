@@ -90,6 +90,11 @@ Status Agent::start() {
     if (!r) return makeError("--node-reservation: " + r.error().message);
     reservation_ = *r;
   }
+  if (!opts_.nodeSystemQosResource.empty()) {
+    auto cpus = parseSystemQosExclusiveCpus(opts_.nodeSystemQosResource);
+    if (!cpus) return makeError("--node-system-qos-resource: " + cpus.error().message);
+    reservation_.systemExclusiveCpus = std::move(*cpus);
+  }
   if (auto topo = readCpuTopology(opts_.paths)) {
     topology_ = std::move(*topo);
     exporter_.setFeatureSupported("cpu_topology", true);

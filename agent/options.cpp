@@ -444,6 +444,11 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                "What the node keeps for itself, in the JSON of the node.koordinator.sh/reservation "
                "annotation ({\"resources\":{\"cpu\":\"2\"},\"reservedCPUs\":\"0-1\"}); CPU "
                "suppress never gives these to BE pods.");
+  fs.stringVar(&o.nodeSystemQosResource, "node-system-qos-resource",
+               "The CPUs of SYSTEM-QoS pods, in the JSON of the node's "
+               "node.koordinator.sh/system-qos-resource annotation "
+               "({\"cpuset\":\"0-1\",\"cpusetExclusive\":true}); exclusive ones (the "
+               "default) are never given to BE pods by CPU suppress.");
   fs.funcVar("kubelet-cpu-manager-policy", "string", o.kubeletCpuManagerPolicy,
              "The kubelet's --cpu-manager-policy (none or static): with static, CPU suppress "
              "leaves BE pod cpusets whole and narrows only containers.",

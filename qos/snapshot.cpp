@@ -153,6 +153,28 @@ Result<NodeReservation> parseNodeReservation(std::string_view json) {
   return out;
 }
 
+Result<std::vector<int>> parseSystemQosExclusiveCpus(std::string_view json) {
+  if (json.empty()) return std::vector<int>{};
+  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return makeError(cat("not valid JSON: ", quoteText(json, 60)));
+  if (doc.is_null()) return std::vector<int>{};
+  if (!doc.is_object()) return wrongType("system-qos-resource", "an object", doc);
+  bool exclusive = true;  // koordinator's IsCPUSetExclusive: absent means true
+  if (const Json* e = member(doc, "cpusetExclusive"); e != nullptr && !e->is_null()) {
+    if (!e->is_boolean()) return wrongType("cpusetExclusive", "a boolean", *e);
+    exclusive = e->get<bool>();
+  }
+  std::vector<int> cpus;
+  if (const Json* c = member(doc, "cpuset"); c != nullptr && !c->is_null()) {
+    if (!c->is_string()) return wrongType("cpuset", "a cpu list string", *c);
+    auto list = parseAnnotationCpuList(c->get_ref<const std::string&>());
+    if (!list) return makeError(cat("cpuset: ", list.error().message));
+    cpus = std::move(*list);
+  }
+  if (!exclusive) cpus.clear();
+  return cpus;
+}
+
 int64_t reservedCpuMilli(const NodeReservation& r) {
   if (!r.reservedCpus.empty()) return static_cast<int64_t>(r.reservedCpus.size()) * 1000;
   return r.cpuMilli;

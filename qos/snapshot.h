@@ -65,6 +65,13 @@ struct NodeReservation {
 // Errors name the field.
 Result<NodeReservation> parseNodeReservation(std::string_view json);
 
+// The node.koordinator.sh/system-qos-resource annotation's JSON
+// ({"cpuset":"0-1","cpusetExclusive":true}): the CPUs of SYSTEM-QoS pods. When
+// exclusive (koordinator's default when the field is absent), no other pod may
+// use them: CPU suppress keeps them from BE. Returns those exclusive CPUs (empty
+// when not exclusive, or "" = none). Errors name the field.
+Result<std::vector<int>> parseSystemQosExclusiveCpus(std::string_view json);
+
 // The CPU the node keeps for itself, in milli-cores, as koordlet counts it when
 // it computes system usage: reservedCPUs, when set, replace resources.cpu by
 // their count (koordinator pkg/util/node.go GetNodeReservationResources).

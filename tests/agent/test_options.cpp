@@ -105,6 +105,7 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "metric-cache-node-retention",
                                             "metric-cache-pod-retention",
                                             "node-reservation",
+                                            "node-system-qos-resource",
                                             "kubelet-cpu-manager-policy",
                                             "check"};
 
@@ -277,6 +278,7 @@ TEST_CASE("implemented flags set their option", "[options]") {
                       "--audit-log-dir=/a",
                       "--audit-max-disk-space-mb=4",
                       "--node-reservation={\"reservedCPUs\":\"0-1\"}",
+                      "--node-system-qos-resource={\"cpuset\":\"2\"}",
                       "--kubelet-cpu-manager-policy=static",
                       "--enable-nri-runtime-hook=false",
                       "--runtime-hooks-nri-socket-path=/run/nri.sock",
@@ -320,6 +322,7 @@ TEST_CASE("implemented flags set their option", "[options]") {
   CHECK(o.auditLogDir == "/a");
   CHECK(o.auditMaxDiskSpaceMb == 4);
   CHECK(o.nodeReservation == "{\"reservedCPUs\":\"0-1\"}");
+  CHECK(o.nodeSystemQosResource == "{\"cpuset\":\"2\"}");
   CHECK(o.kubeletCpuManagerPolicy == "static");
   CHECK_FALSE(o.enableNriRuntimeHook);
   CHECK(o.runtimeHooksNriSocketPath == "/run/nri.sock");
@@ -528,6 +531,7 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
                                   "audit-log-dir",
                                   "audit-max-disk-space-mb",
                                   "node-reservation",
+                                  "node-system-qos-resource",
                                   "kubelet-cpu-manager-policy"}) {
     INFO(implemented);
     const std::string e = entry(implemented);

@@ -122,3 +122,25 @@ TEST_CASE("a bad resource-status is an error naming the annotation", "[snapshot]
             .error()
             .message.rfind(kName + "cpuset: ", 0) == 0);
 }
+
+TEST_CASE("system-qos-resource gives its CPUs as exclusive unless cpusetExclusive is false",
+          "[snapshot]") {
+  auto r = parseSystemQosExclusiveCpus(R"({"cpuset":"0-1,6"})");  // absent: exclusive
+  REQUIRE(r.ok());
+  CHECK(*r == std::vector<int>{0, 1, 6});
+  r = parseSystemQosExclusiveCpus(R"({"cpuset":"2-3","cpusetExclusive":true})");
+  REQUIRE(r.ok());
+  CHECK(*r == std::vector<int>{2, 3});
+  r = parseSystemQosExclusiveCpus(R"({"cpuset":"2-3","cpusetExclusive":false})");
+  REQUIRE(r.ok());
+  CHECK(r->empty());  // shared with other pods: nothing kept from BE
+  CHECK(parseSystemQosExclusiveCpus("")->empty());
+  CHECK(parseSystemQosExclusiveCpus("{}")->empty());
+  auto bad = parseSystemQosExclusiveCpus(R"({"cpuset":"0-x"})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::StartsWith("cpuset: "));
+  bad = parseSystemQosExclusiveCpus(R"({"cpuset":"1","cpusetExclusive":"yes"})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("cpusetExclusive"));
+  CHECK_FALSE(parseSystemQosExclusiveCpus("[1]").ok());
+}
