@@ -1,6 +1,6 @@
 // schemata: the L3 CAT and MBA lines koordlet wants in one resctrl group (LSR, LS, BE),
 // computed from the host's ResctrlInfo and the class's NodeSLO resctrlQOS. Pure: the
-// writer (still to come) compares these lines with the group's schemata and writes.
+// writer (resctrl_writer.h) compares these lines with the group's schemata and writes.
 //
 // Decisions:
 //  * L3 ways: startWay = ceil(ways*start/100), endWay = ceil(ways*end/100),
