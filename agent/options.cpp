@@ -586,8 +586,7 @@ std::string hostModeKubeletAdvice(const Options& o, bool tokenFileExists) {
          " does not exist (the default is a pod's service-account token; a host has none), so "
          "the kubelet's pod list cannot be read and pods stay unknown; node metrics go on. On a "
          "host with a kubelet, set --kubelet-token-file "
-         "(a token allowed to get nodes/proxy) with --kubelet-ca-file or "
-         "--kubelet-skip-tls-verify, and --kubelet-addr when the kubelet is not at " +
+         "(a token allowed to get nodes/proxy), and --kubelet-addr when the kubelet is not at " +
          (o.kubeletAddr.empty() ? (o.nodeIp.empty() ? std::string("127.0.0.1") : o.nodeIp)
                                 : o.kubeletAddr) +
          "; or --kubelet-insecure-tls for its read-only port " +
