@@ -4,7 +4,10 @@
 // CPU time per collection cycle, its RSS, and the ratio of its cycle cost to the
 // bare cost of reading the same files once (open/read/close, no parsing), measured
 // in this process.
-//   pods_bench AGENT_BINARY PODS SECONDS      (needs root and cgroup v1 cpu,cpuacct,memory)
+//   pods_bench AGENT_BINARY PODS SECONDS [NODESLO]   (needs root and cgroup v1 cpu,cpuacct,memory)
+// With NODESLO (a --config file; bench/nodeslo-all-on.yaml turns every strategy on) the
+// agent runs with it and the gate CgroupReconcile, and without --dry-run: the QoS
+// rounds write for real, into the private subtree only.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -171,13 +174,14 @@ std::string httpGet(uint16_t port, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: pods_bench AGENT_BINARY PODS SECONDS\n";
+  if (argc != 4 && argc != 5) {
+    std::cerr << "usage: pods_bench AGENT_BINARY PODS SECONDS [NODESLO]\n";
     return 2;
   }
   const std::string agent = argv[1];
   const size_t n = std::stoul(argv[2]);
   const int seconds = std::stoi(argv[3]);
+  const std::string nodeSlo = argc > 4 ? fs::absolute(argv[4]).string() : "";
   if (::geteuid() != 0) {
     std::cerr << "pods_bench: needs root to create cgroups under " << kCgroupRoot << "\n";
     return 1;
@@ -222,9 +226,24 @@ int main(int argc, char** argv) {
     std::string addr = "--addr=127.0.0.1:" + std::to_string(agentPort);
     int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, 2);
-    ::execl(agent.c_str(), agent.c_str(), root.c_str(), "--proc-root-dir=/proc/",
-            "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1", kport.c_str(), addr.c_str(),
-            "--collect-res-used-interval=1s", "--dry-run", nullptr);
+    std::vector<std::string> args = {agent,
+                                     root,
+                                     "--proc-root-dir=/proc/",
+                                     "--kubelet-insecure-tls=true",
+                                     "--kubelet-addr=127.0.0.1",
+                                     kport,
+                                     addr,
+                                     "--collect-res-used-interval=1s"};
+    if (nodeSlo.empty()) {
+      args.push_back("--dry-run");
+    } else {
+      args.push_back("--config=" + nodeSlo);
+      args.push_back("--feature-gates=CgroupReconcile=true");
+    }
+    std::vector<char*> argv2;
+    for (std::string& a : args) argv2.push_back(a.data());
+    argv2.push_back(nullptr);
+    ::execv(agent.c_str(), argv2.data());
     ::_exit(127);
   }
 
@@ -268,13 +287,18 @@ int main(int argc, char** argv) {
   const double cycles = wall;  // one collection per second
   const double perCycle = (cpu1 - cpu0) / cycles;
   size_t series = 0;
+  double writes = 0;  // cgroup writes attempted by the QoS rounds (any outcome)
   {
     std::istringstream in(metrics);
     std::string line;
-    while (std::getline(in, line)) series += (!line.empty() && line[0] != '#');
+    const std::string kWrites = "koordlet_resource_update_duration_milliseconds_count{";
+    while (std::getline(in, line)) {
+      series += (!line.empty() && line[0] != '#');
+      if (line.rfind(kWrites, 0) == 0) writes += std::stod(line.substr(line.rfind(' ') + 1));
+    }
   }
-  std::printf("| %zu | %zu | %s | %.2f | %.1f | %.1f | %.2f | %.2f | %.1fx | %zu |\n", n, n * 3,
-              synced ? "yes" : "NO", (cpu1 - cpu0), perCycle * 1000, bare * 1000, rss / 1024.0,
-              hwm / 1024.0, perCycle / bare, series);
+  std::printf("| %zu | %zu | %s | %.2f | %.1f | %.1f | %.2f | %.2f | %.1fx | %zu | %.0f |\n", n,
+              n * 3, synced ? "yes" : "NO", (cpu1 - cpu0), perCycle * 1000, bare * 1000,
+              rss / 1024.0, hwm / 1024.0, perCycle / bare, series, writes);
   return synced ? 0 : 1;
 }

@@ -276,7 +276,7 @@ expect "default: container port" "$(jp "$DS" "{$C.ports[0].name}:{$C.ports[0].co
 expect "default: liveness" "$(jp "$DS" "{$C.livenessProbe.httpGet.path} {$C.livenessProbe.httpGet.port}")" "/healthz http-metrics"
 expect "default: readiness" "$(jp "$DS" "{$C.readinessProbe.httpGet.path} {$C.readinessProbe.httpGet.port}")" "/readyz http-metrics"
 expect "default: resources" "$(jp "$DS" "{$C.resources}")" \
-  '{"limits":{"cpu":"500m","memory":"160Mi"},"requests":{"cpu":"100m","memory":"64Mi"}}'
+  '{"limits":{"cpu":"500m","memory":"160Mi"},"requests":{"cpu":"150m","memory":"64Mi"}}'
 # Least privilege: uid 0, no capability, nothing privileged.
 S="$C.securityContext"
 expect "default: security context" \
