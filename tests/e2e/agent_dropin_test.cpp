@@ -10,7 +10,8 @@
 // default: pods sync, the unverified connection is said once in the log and exported
 // as koordlet_kubelet_tls_verified 0. --kubelet-skip-tls-verify=false turns
 // verification on: refused against the wrong CA (the log names the flag), accepted
-// against the kubelet's own.
+// against the kubelet's own. The empty --sys-root-dir (no sysfs, as /host-sys/ on a host
+// run) turns off suppress's cpuset policy only, said once.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -117,6 +118,12 @@ TEST_CASE("Koordinator's DaemonSet arguments sync pods from a kubelet with a sel
     CHECK(seen.verified == 0.0);
     CHECK(kubelet.lastToken() == kToken);
     CHECK(occurrences(agent.log(), "serving certificate is not verified") == 1);
+    // --sys-root-dir holds no sysfs (as /host-sys/ on a host run): only suppress's
+    // cpuset policy is off, said once; burst and cfsQuota suppress run on /proc/stat.
+    CHECK(occurrences(agent.log(), "CPU topology unreadable") == 1);
+    CHECK(agent.log().find("CPU suppress with policy cpuset is off; CPU burst and cfsQuota "
+                           "suppress run") != std::string::npos);
+    CHECK(agent.log().find("CPU QoS strategies are off") == std::string::npos);
   }
 
   SECTION("--kubelet-skip-tls-verify=false refuses a certificate the CA does not sign") {
