@@ -90,6 +90,37 @@ const MemoryQos& classBlock(const ResourceQosStrategy& q, KoordQos qos) {
   return q.ls.memory;  // cannot happen: qosWithDefault never gives kNone
 }
 
+// The most memory one container may request or be limited to, 64 TiB: above any
+// node's memory today, and small enough that the sums of a node's pods cannot
+// overflow int64. A pod with a larger value (a hostile or broken annotation) is left
+// alone, with an error naming it, rather than written with a wrapped sum.
+constexpr int64_t kMaxContainerBytes = int64_t{1} << 46;
+
+// The first request or limit above kMaxContainerBytes, named; "" when none.
+std::string implausibleMemory(const Pod& pod) {
+  const bool be = pod.koordQos == KoordQos::kBE;
+  const char* field = be ? "kubernetes.io/batch-memory" : "memory";
+  auto check = [&](const Container& c) -> std::string {
+    for (const auto& [what, v] :
+         {std::pair<const char*, const std::optional<int64_t>&>{
+              "request", be ? c.requests.batchMemoryBytes : c.requests.memoryBytes},
+          {"limit", be ? c.limits.batchMemoryBytes : c.limits.memoryBytes}}) {
+      if (v && *v > kMaxContainerBytes) {
+        return "container " + c.name + ": " + field + " " + what + " " + std::to_string(*v) +
+               " is above 64 TiB";
+      }
+    }
+    return "";
+  };
+  for (const Container& c : pod.containers) {
+    if (auto why = check(c); !why.empty()) return why;
+  }
+  for (const Container& c : pod.initContainers) {
+    if (auto why = check(c); !why.empty()) return why;
+  }
+  return "";
+}
+
 // The request the percents apply to. BE by the raw label (koordlet's
 // GetPodQoSClassRaw): batch-memory; else memory.
 int64_t containerRequest(const Pod& pod, const Container& c) {
@@ -245,6 +276,11 @@ MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQo
   for (const PodView& view : snap.pods) {
     if (view.pod == nullptr || !view.pod->active()) continue;
     const Pod& pod = *view.pod;
+    if (std::string why = implausibleMemory(pod); !why.empty()) {
+      result.errors.push_back("pod " + pod.ns + "/" + pod.name + ": " + why +
+                              ": memory QoS leaves the pod alone");
+      continue;
+    }
     MemoryQos cfg = classBlock(node, view.qos);
     bool off = !classBlock(config, view.qos).enable;  // resetDisabled gave the none values
     if (auto it = pod.annotations.find(kMemoryQosAnnotation); it != pod.annotations.end()) {

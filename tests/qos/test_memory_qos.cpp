@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <deque>
 #include <string>
 #include <vector>
@@ -701,4 +703,21 @@ TEST_CASE("with low below min a pod's raised low exceeds its QoS dir's, as in ko
   // pod and container low: 20% raised to min (50%); QoS dirs: Σ 20%, not raised.
   CHECK(writes(run(n, lsOnly(block(50, 20, 0)))) ==
         lsPodWrites("a", kGi / 2, kGi / 2, kGi / 2, kGi / 2, std::nullopt, kGi / 2, 214748364));
+}
+
+TEST_CASE("a pod asking for more than 64 TiB is left alone with an error naming it, no sum wraps",
+          "[memory_qos]") {
+  Node n;
+  n.ls("a", {{kGi, 2 * kGi}});
+  // Two containers near INT64_MAX would wrap the pod's sum negative.
+  n.ls("huge", {{std::numeric_limits<int64_t>::max() - 1, std::nullopt},
+                {std::numeric_limits<int64_t>::max() - 1, std::nullopt}});
+  auto r = run(n, lsOnly(block(50, 70, 80)));
+  REQUIRE(r.errors.size() == 1);
+  CHECK_THAT(r.errors[0], Catch::Contains("pod default/huge: container c0: memory request"));
+  CHECK_THAT(r.errors[0], Catch::Contains("above 64 TiB"));
+  // The good pod is written exactly as alone; nothing of the huge pod, and the QoS
+  // dirs' sums hold only the good pod's share.
+  CHECK(writes(r) == lsPodWrites("a", 536870912, 751619276, 536870912, 751619276, 1932734464,
+                                 536870912, 751619276));
 }
