@@ -47,13 +47,15 @@ bool writable(const ContainerView& c) {
 // Kubernetes' pod request without overhead: the sum over containers, or the
 // largest init container when that is more. (Sidecar init containers would add
 // to the sum; the pod model does not carry restartPolicy, so they count as init.)
-int64_t podCpuRequestMilli(const Pod& pod) {
-  int64_t sum = 0;
+// Summed in double: a hostile request near INT64_MAX must not wrap the sum (it only
+// makes the share pool look full, which holds or lowers quotas, never raises them).
+double podCpuRequestMilli(const Pod& pod) {
+  double sum = 0;
   for (const Container& c : pod.containers) {
-    sum += std::max<int64_t>(c.requests.cpuMilli.value_or(0), 0);
+    sum += static_cast<double>(std::max<int64_t>(c.requests.cpuMilli.value_or(0), 0));
   }
   for (const Container& c : pod.initContainers) {
-    sum = std::max(sum, c.requests.cpuMilli.value_or(0));
+    sum = std::max(sum, static_cast<double>(c.requests.cpuMilli.value_or(0)));
   }
   return sum;
 }
@@ -69,7 +71,7 @@ SharePoolState sharePoolState(const QosSnapshot& snap, int64_t thresholdPercent)
     if (pv.pod == nullptr) continue;
     KoordQos q = pv.pod->koordQos;
     if (q == KoordQos::kLSE || q == KoordQos::kLSR) {
-      total -= static_cast<double>(podCpuRequestMilli(*pv.pod)) / 1000;
+      total -= podCpuRequestMilli(*pv.pod) / 1000;
     }
     if (q == KoordQos::kLSE || q == KoordQos::kLSR || q == KoordQos::kBE) {
       if (auto u = freshValue(pv.cpuCores, snap.at, CpuBurst::kMaxSampleAge)) used -= *u;
