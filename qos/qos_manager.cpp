@@ -19,25 +19,6 @@ std::optional<Sample> sampleOf(const MetricCache& cache, MetricKind kind,
   return Sample{p->value, p->at};
 }
 
-// CurrentValues through the executor's reader, memoised for one round: a strategy
-// may ask for the same file twice, and nothing writes between its reads.
-class ExecutorValues final : public CurrentValues {
- public:
-  explicit ExecutorValues(const Executor& executor) : executor_(&executor) {}
-  std::optional<KnobValue> get(const std::string& dir, Knob knob) const override {
-    auto key = std::make_pair(dir, knob);
-    auto it = memo_.find(key);
-    if (it == memo_.end()) {
-      auto v = executor_->read(dir, knob);
-      it = memo_.emplace(std::move(key), v ? std::optional<KnobValue>(*v) : std::nullopt).first;
-    }
-    return it->second;
-  }
-
- private:
-  const Executor* executor_;
-  mutable std::map<std::pair<std::string, Knob>, std::optional<KnobValue>> memo_;
-};
 
 double secondsSince(const Clock& clock, Clock::Monotonic start) {
   return std::chrono::duration<double>(clock.now() - start).count();

@@ -75,6 +75,26 @@ struct QosManagerConfig {
   bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
 };
 
+// CurrentValues through the executor's reader, memoised for one round: a strategy
+// may ask for the same file twice, and nothing writes between its reads.
+class ExecutorValues final : public CurrentValues {
+ public:
+  explicit ExecutorValues(const Executor& executor) : executor_(&executor) {}
+  std::optional<KnobValue> get(const std::string& dir, Knob knob) const override {
+    auto key = std::make_pair(dir, knob);
+    auto it = memo_.find(key);
+    if (it == memo_.end()) {
+      auto v = executor_->read(dir, knob);
+      it = memo_.emplace(std::move(key), v ? std::optional<KnobValue>(*v) : std::nullopt).first;
+    }
+    return it->second;
+  }
+
+ private:
+  const Executor* executor_;
+  mutable std::map<std::pair<std::string, Knob>, std::optional<KnobValue>> memo_;
+};
+
 struct QosRound {
   std::optional<SuppressResult> suppress;  // set when suppress ran this round
   std::optional<double> suppressSeconds;

@@ -122,11 +122,7 @@ CgroupWrite cpus(const std::string& dir, std::vector<int> c) {
   return CgroupWrite{dir, Knob::kCpusetCpus, KnobValue::ofCpus(std::move(c)), "test"};
 }
 
-#define REQUIRE_KERNEL()                         \
-  do {                                           \
-    const std::string why = unavailableReason(); \
-    if (!why.empty()) KOORDLET_SKIP(why);        \
-  } while (0)
+#define REQUIRE_KERNEL() KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason())
 
 }  // namespace
 

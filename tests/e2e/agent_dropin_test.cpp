@@ -84,6 +84,15 @@ Seen scrape(uint16_t port) {
   return {s.value("koordlet_kubelet_pods"), s.value("koordlet_kubelet_tls_verified")};
 }
 
+// Waits until the agent's /metrics shows the 24 pods of the capture; a reason if not.
+std::string waitForPods(AgentProcess& agent, uint16_t port, Seen& seen) {
+  return waitFor(20s, [&]() -> std::string {
+    if (!agent.running()) return "the agent exited";
+    seen = scrape(port);
+    return seen.pods == 24.0 ? "" : "koordlet_kubelet_pods is not 24 yet";
+  });
+}
+
 size_t occurrences(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -108,11 +117,7 @@ TEST_CASE("Koordinator's DaemonSet arguments sync pods from a kubelet with a sel
     const auto port = agent.waitForServingPort(10s);
     REQUIRE(port);
     Seen seen;
-    const std::string why = waitFor(20s, [&]() -> std::string {
-      if (!agent.running()) return "the agent exited";
-      seen = scrape(*port);
-      return seen.pods == 24.0 ? "" : "koordlet_kubelet_pods is not 24 yet";
-    });
+    const std::string why = waitForPods(agent, *port, seen);
     INFO(agent.log());
     REQUIRE(why.empty());
     CHECK(seen.verified == 0.0);
@@ -157,11 +162,7 @@ TEST_CASE("Koordinator's DaemonSet arguments sync pods from a kubelet with a sel
     const auto port = agent.waitForServingPort(10s);
     REQUIRE(port);
     Seen seen;
-    const std::string why = waitFor(20s, [&]() -> std::string {
-      if (!agent.running()) return "the agent exited";
-      seen = scrape(*port);
-      return seen.pods == 24.0 ? "" : "koordlet_kubelet_pods is not 24 yet";
-    });
+    const std::string why = waitForPods(agent, *port, seen);
     INFO(agent.log());
     REQUIRE(why.empty());
     CHECK(seen.verified == 1.0);

@@ -25,6 +25,7 @@
 
 #include "cgroupfs/executor.h"
 #include "qos/cpu_burst.h"
+#include "qos/qos_manager.h"
 #include "qos/runtime_hooks.h"
 #include "tests/support/kernel_io.h"
 #include "tests/support/log_capture.h"
@@ -151,31 +152,11 @@ struct Pods {
   }
 };
 
-// What the executor reads, handed to the strategy as its current values.
-class ExecutorValues final : public CurrentValues {
- public:
-  explicit ExecutorValues(const Executor& e) : exec_(&e) {}
-  std::optional<KnobValue> get(const std::string& dir, Knob knob) const override {
-    auto v = exec_->read(dir, knob);
-    if (!v) return std::nullopt;
-    return *v;
-  }
-
- private:
-  const Executor* exec_;
-};
-
-#define REQUIRE_KERNEL()                         \
-  do {                                           \
-    const std::string why = unavailableReason(); \
-    if (!why.empty()) KOORDLET_SKIP(why);        \
-  } while (0)
-
 }  // namespace
 
 TEST_CASE("the kernel accepts every burst write at koordlet's default 1000 percent",
           "[cpu_burst][kernel][v2]") {
-  REQUIRE_KERNEL();
+  KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason());
   Tree tree;
   Pods p;
   p.add(tree, "b0000000-0000-4000-8000-000000000001", {1000, 500});
@@ -220,7 +201,7 @@ TEST_CASE("the kernel accepts every burst write at koordlet's default 1000 perce
 
 TEST_CASE("auto policy: quota steps up and down with the burst at most the quota, all accepted",
           "[cpu_burst][kernel][v2]") {
-  REQUIRE_KERNEL();
+  KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason());
   Tree tree;
   Pods p;
   p.add(tree, "b0000000-0000-4000-8000-000000000004", {1000, 1000});
@@ -269,7 +250,7 @@ TEST_CASE("on v2 the NRI hook's cpu.max.burst is one the kernel takes next to th
           "[cpu_burst][kernel][v2only]") {
   // The host's v1 run leaves this case out (~[v2only]): the hook sets cpu.max.burst
   // on cgroup v2 only.
-  REQUIRE_KERNEL();
+  KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason());
   if (!isV2()) KOORDLET_SKIP("cgroup v1: the NRI hook sets cpu.max.burst on cgroup v2 only");
   Tree tree;
   Pods p;

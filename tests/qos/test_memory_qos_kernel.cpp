@@ -46,11 +46,7 @@ std::string unavailableReason() {
   return "";
 }
 
-#define REQUIRE_KERNEL()                         \
-  do {                                           \
-    const std::string why = unavailableReason(); \
-    if (!why.empty()) KOORDLET_SKIP(why);        \
-  } while (0)
+#define REQUIRE_KERNEL() KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason())
 
 using test::rawWrite;
 using test::readTrimmed;

@@ -28,3 +28,11 @@ inline bool skipsAreFailures() {
     WARN("SKIP: " << reason);                                                \
     return;                                                                  \
   } while (0)
+
+// Use as: KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason()); skips (or, under
+// KOORDLET_REQUIRE_ALL=1, fails) with the reason when it is not empty.
+#define KOORDLET_SKIP_UNLESS_EMPTY(reasonExpr)              \
+  do {                                                      \
+    const std::string koordletWhy_ = (reasonExpr);          \
+    if (!koordletWhy_.empty()) KOORDLET_SKIP(koordletWhy_); \
+  } while (0)
