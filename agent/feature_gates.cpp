@@ -1,6 +1,7 @@
 #include "agent/feature_gates.h"
 
 #include "agent/flag_set.h"
+#include "agent/text_scan.h"
 
 namespace koord {
 namespace {
@@ -81,12 +82,9 @@ FeatureGates::FeatureGates() { apply(); }
 Status FeatureGates::set(std::string_view spec) {
   // Parse the whole spec into a copy first so that an error changes nothing.
   auto raw = raw_;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
-    if (comma == std::string_view::npos) comma = spec.size();
-    const std::string_view item = trim(spec.substr(pos, comma - pos));
-    pos = comma + 1;
+  text::Split split(spec, ',');
+  for (std::string_view field; split.next(field);) {
+    const std::string_view item = trim(field);
     if (item.empty()) continue;  // "A=true,,B=false" and a trailing comma are fine
 
     const size_t eq = item.find('=');

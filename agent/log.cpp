@@ -6,6 +6,8 @@
 #include <ctime>
 #include <iostream>
 
+#include "agent/text_scan.h"
+
 namespace koord {
 namespace {
 
@@ -75,12 +77,8 @@ void Logger::write(Severity sev, std::string_view file, int line, std::string_vi
 
 void logEachLine(Severity sev, std::string_view prefix, std::string_view lines, const char* file,
                  int line) {
-  size_t pos = 0;
-  while (pos <= lines.size()) {
-    size_t nl = lines.find('\n', pos);
-    if (nl == std::string_view::npos) nl = lines.size();
-    const std::string_view one = lines.substr(pos, nl - pos);
-    pos = nl + 1;
+  text::Split split(lines, '\n');
+  for (std::string_view one; split.next(one);) {
     if (one.empty()) continue;
     std::string msg(prefix);
     msg.append(one);

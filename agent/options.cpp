@@ -10,6 +10,7 @@
 #include "agent/log.h"
 #include "agent/pod.h"
 #include "agent/quote.h"
+#include "agent/text_scan.h"
 
 namespace koord {
 namespace {
@@ -80,12 +81,8 @@ Status checkSeverity(std::string_view v) {
 
 // klog's -vmodule: comma-separated pattern=N with N >= 0; empty items are skipped.
 Status checkVmodule(std::string_view v) {
-  size_t pos = 0;
-  while (pos <= v.size()) {
-    size_t comma = v.find(',', pos);
-    if (comma == std::string_view::npos) comma = v.size();
-    const std::string_view item = v.substr(pos, comma - pos);
-    pos = comma + 1;
+  text::Split split(v, ',');
+  for (std::string_view item; split.next(item);) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == 0 || eq == std::string_view::npos || eq + 1 == item.size() ||
@@ -118,14 +115,9 @@ Status checkTraceLocation(std::string_view v) {
 // Kubernetes' mapStringBool syntax without a gate list: "k=bool,..."; used by
 // --qos-extension-plugins, for which upstream registers no plugins.
 Status checkMapStringBool(std::string_view v) {
-  size_t pos = 0;
-  while (pos <= v.size()) {
-    size_t comma = v.find(',', pos);
-    if (comma == std::string_view::npos) comma = v.size();
-    std::string_view item = v.substr(pos, comma - pos);
-    pos = comma + 1;
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  text::Split split(v, ',');
+  for (std::string_view item; split.next(item);) {
+    item = text::trim(item, " ");
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {

@@ -18,6 +18,30 @@ inline std::string_view trim(std::string_view s, std::string_view blanks = " \t\
   return s;
 }
 
+// Splits text at every `sep` ("a,,b," gives "a", "", "b", ""), for flag values and
+// message lines; callers skip the empty items they allow.
+class Split {
+ public:
+  Split(std::string_view text, char sep) : rest_(text), sep_(sep) {}
+
+  bool next(std::string_view& item) {
+    if (done_) return false;
+    const size_t at = rest_.find(sep_);
+    item = rest_.substr(0, at);
+    if (at == std::string_view::npos) {
+      done_ = true;
+    } else {
+      rest_.remove_prefix(at + 1);
+    }
+    return true;
+  }
+
+ private:
+  std::string_view rest_;
+  char sep_;
+  bool done_ = false;
+};
+
 // Splits text into lines; the last one may lack its '\n' (terminated = false),
 // which for a kernel file means the read was cut short.
 class Lines {
