@@ -18,7 +18,7 @@ for tool in dpkg-deb dpkg-shlibdeps strip; do
 done
 [ -x "$bin" ] || die "$bin is not an executable"
 # A sanitizer build is never shipped: its Depends would name libasan/libubsan.
-if ldd "$bin" | grep -Eq 'lib(a|ub|t)san'; then
+if grep -Eq 'lib(a|ub|t)san' <<<"$(ldd "$bin")"; then  # not ldd | grep -q: under pipefail ldd's SIGPIPE would pass
   die "$bin is a sanitizer build; package the plain release build"
 fi
 
