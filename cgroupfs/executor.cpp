@@ -426,9 +426,9 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   const Clock::Monotonic now = clock_->now();
   std::erase_if(cache_,
                 [&](const auto& kv) { return now - kv.second.at > 2 * config_.forceUpdate; });
-  // Owners likewise: a strategy asks for its knobs every round it runs, so an
-  // entry nobody asked for in two force periods is a pod that went (or a strategy
-  // that stopped), and the map stays bounded by the live cgroups under churn.
+  // Owners likewise: an entry nobody asked for in two force periods is a pod that
+  // went, or a knob its strategy has stopped asking for (see qos_manager.h), and the
+  // map stays bounded by the live cgroups under churn.
   std::erase_if(owners_, [&](const auto& kv) {
     return now - kv.second.lastAsked > 2 * config_.forceUpdate;
   });

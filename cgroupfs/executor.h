@@ -120,14 +120,15 @@ class Executor {
   struct Pending {
     const CgroupWrite* write;
     std::string path;
-    KnobValue target;     // clamped
+    KnobValue target;     // within the knob's range (page-rounded for memory)
     std::string text;     // rendered target
     std::string oldText;  // the file's text, trimmed
     std::optional<KnobValue> current;
     size_t depth;  // components in dir: orders hierarchical writes
   };
   bool insideKubepods(const std::string& dir) const;
-  // Checks, clamps, reads the file; returns the write when it must happen.
+  // Checks (kubepods, owner, range), reads the file; returns the write when it must
+  // happen.
   std::optional<Pending> admit(const CgroupWrite& write, ExecutorStats& batch);
   // Writes text (the target or an intermediate CPU union); false on failure.
   bool writeFile(const Pending& p, const std::string& text, const std::string& oldText,

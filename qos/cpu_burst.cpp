@@ -13,7 +13,8 @@ constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
 constexpr int64_t kCfsPeriodUs = 100000;  // the period kubelet sets; quotas are per it
 constexpr int64_t kMinQuotaUs = 1000;     // the kernel refuses smaller quotas
 // The largest quota the kernel takes is (2^44 - 1) µs; a limit above it is no limit.
-constexpr int64_t kMaxQuotaMilli = ((int64_t{1} << 44) - 1) / (kCfsPeriodUs / 1000);
+constexpr int64_t kMaxCfsQuotaUs = (int64_t{1} << 44) - 1;
+constexpr int64_t kMaxQuotaMilli = kMaxCfsQuotaUs / (kCfsPeriodUs / 1000);
 // koordlet's validator for cfs_burst_us (100 s); the knob table's bound too.
 constexpr int64_t kMaxBurstUs = 100'000'000;
 constexpr double kScaleUpStep = 1.2;
@@ -36,6 +37,20 @@ int64_t milliCpuToQuota(int64_t milli) {
   if (milli > kMaxQuotaMilli) return -1;
   int64_t quota = milli * kCfsPeriodUs / 1000;
   return std::max(quota, kMinQuotaUs);
+}
+
+// The pod cgroup's quota as the kubelet sets it: the quota of the sum of the
+// containers' CPU limits, -1 when one of them has none.
+int64_t kubeletPodQuota(const Pod& pod) {
+  double milli = 0;
+  for (const Container& c : pod.containers) {
+    const int64_t m = c.limits.cpuMilli.value_or(-1);
+    if (m <= 0) return -1;
+    milli += static_cast<double>(m);
+  }
+  if (milli <= 0) return -1;
+  return milli > static_cast<double>(kMaxQuotaMilli) ? -1
+                                                      : milliCpuToQuota(static_cast<int64_t>(milli));
 }
 
 // A container whose cgroup exists; init containers are never bursted (koordlet
@@ -145,7 +160,9 @@ int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config) 
 
 int64_t burstWithinQuota(int64_t burstUs, int64_t quotaUs) {
   burstUs = std::clamp<int64_t>(burstUs, 0, kMaxBurstUs);
-  return quotaUs > 0 ? std::min(burstUs, quotaUs) : burstUs;
+  if (quotaUs <= 0) return burstUs;
+  // The kernel also keeps quota + burst within its largest quota.
+  return std::max<int64_t>(0, std::min({burstUs, quotaUs, kMaxCfsQuotaUs - quotaUs}));
 }
 
 // koordlet reads the raw label here, not the kube-QoS default: an unlabelled
@@ -311,8 +328,10 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
     // The pod's burst stays within the pod's quota before and after this round's
     // quota step (the kubelet's pod quota can be below the sum of its containers'
     // minimum quotas), so the kernel takes it in either write order.
+    // An unreadable pod quota is taken as the one the kubelet sets: the quota of
+    // the sum of the containers' limits (unlimited when one has none).
     if (!pv.dir.empty()) {
-      if (podQuotaBefore) podBurst = burstWithinQuota(podBurst, *podQuotaBefore);
+      podBurst = burstWithinQuota(podBurst, podQuotaBefore.value_or(kubeletPodQuota(*pv.pod)));
       if (podQuota) podBurst = burstWithinQuota(podBurst, *podQuota);
       out.writes.insert(out.writes.begin() + static_cast<std::ptrdiff_t>(podBurstAt),
                         write(pv.dir, Knob::kCpuBurst, podBurst));

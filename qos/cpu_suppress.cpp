@@ -358,8 +358,11 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
 
   if (config.cpuSuppressPolicy == CpuSuppressPolicy::kCpuset && !snap.topology.placement) {
     // CPU ids without cores and sockets (no sysfs): picking BE CPUs would split
-    // hyper-thread pairs at random. Policy cfsQuota needs only the count.
+    // hyper-thread pairs at random. Policy cfsQuota needs only the count. A quota
+    // cfsQuota left suppressed is still recovered: this policy owns no quota.
     out.skipped = kSkipNoPlacement;
+    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current,
+            out.writes);
     return out;
   }
   if (config.cpuSuppressPolicy == CpuSuppressPolicy::kCpuset) {

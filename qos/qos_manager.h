@@ -25,7 +25,11 @@
 // The sets are disjoint by construction (the besteffort dir and BE pods' cpusets
 // belong to suppress, BE pods' and pinned pods' quotas to the hooks, every other
 // pod's quota to burst); the executor refuses a second owner, so a
-// future overlap shows as refused writes, not as a tug of war.
+// future overlap shows as refused writes, not as a tug of war. Ownership is held
+// while a strategy keeps asking for a knob: one not asked for in two force periods
+// (a pod gone, a recovery done, a quota left as it is) is let go, so the record
+// follows the live cgroups; the disjoint sets above, not the record, are what keep
+// strategies apart over long pauses.
 #pragma once
 
 #include <chrono>

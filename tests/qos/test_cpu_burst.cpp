@@ -349,18 +349,35 @@ TEST_CASE("a pod's burst stays within the pod's quota, before and after the quot
   CHECK(show(w.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podtiny/c0=1000",
                                                        "kubepods/burstable/podtiny/c1=1000",
                                                        "kubepods/burstable/podtiny=1000"});
-  // A pod quota that drops this round (scaled down from above) bounds the burst too.
+  // Unreadable, the pod's quota is taken as the kubelet's for the sum of the limits.
+  World u;
+  u.config = policy(CpuBurstPolicy::kCpuBurstOnly);
+  u.addPod("tiny", {{5, 5}, {5, 5}});
+  CHECK(show(u.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podtiny/c0=1000",
+                                                       "kubepods/burstable/podtiny/c1=1000",
+                                                       "kubepods/burstable/podtiny=1000"});
+
+  // A pod quota that drops this round bounds the burst too. Two 1-core containers,
+  // one at base (100000) and one raised earlier to 150000, in a pod whose quota is
+  // 210000; the share pool is overloaded, so the raised one steps down ×0.8 to
+  // 120000 and the pod's quota by the same 30000 to 180000.
   World d;
   d.config = policy(CpuBurstPolicy::kAuto);
-  d.addPod("web", {{1000, 1000}});
-  d.quota(World::podDir("web"), 150000);
-  d.quota(World::ctrDir("web", 0), 150000);
+  d.addPod("web", {{1000, 1000}, {1000, 1000}});
+  d.quota(World::podDir("web"), 210000);
+  d.quota(World::ctrDir("web", 0), 100000);
+  d.quota(World::ctrDir("web", 1), 150000);
   d.snap.nodeCpuAvgCores = 8.0;  // overloaded share pool: scale down x0.8
   BurstResult r = d.run(burst);
+  // Bursts 100000 each (sum 200000, under 210000 before); the pod quota drops by
+  // 30000 to 180000 this round, so the pod's burst is held to 180000.
   CHECK(show(r) == Strings{"kubepods/burstable/podweb/c0 cpu.cfs_burst_us=100000",
-                           "kubepods/burstable/podweb cpu.cfs_burst_us=100000",
-                           "kubepods/burstable/podweb/c0 cpu.cfs_quota_us=120000",
-                           "kubepods/burstable/podweb cpu.cfs_quota_us=120000"});
+                           "kubepods/burstable/podweb/c1 cpu.cfs_burst_us=100000",
+                           "kubepods/burstable/podweb cpu.cfs_burst_us=180000",
+                           "kubepods/burstable/podweb/c1 cpu.cfs_quota_us=120000",
+                           "kubepods/burstable/podweb cpu.cfs_quota_us=180000"});
+  // The kernel's other bound: quota + burst within (2^44 - 1) µs.
+  CHECK(burstWithinQuota(100'000'000, (int64_t{1} << 44) - 1 - 5) == 5);
 }
 
 TEST_CASE("a container whose cgroup does not exist yet is skipped", "[cpu_burst]") {

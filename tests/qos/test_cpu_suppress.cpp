@@ -671,11 +671,21 @@ TEST_CASE("without sysfs placement policy cpuset is skipped and cfsQuota still s
   node.be("b", 0.0);
   CpuSuppress s;
   SuppressResult r = s.run(node.snap, config(), true, node.current);
-  CHECK(r.writes.empty());
+  // Nothing to pick CPUs by; the besteffort quota (already -1) is all it writes.
+  CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
   CHECK_THAT(r.skipped, Catch::Contains("policy cpuset needs the CPU topology"));
   // cfsQuota needs only the CPU count: 10 × 65% − 2 (LS) − 0 (system) = 4.5 cores.
   r = s.run(node.snap, config(65, CpuSuppressPolicy::kCfsQuota), true, node.current);
   CHECK(r.skipped.empty());
   REQUIRE(r.suppressCores);
   CHECK(writes(r).front() == quota(kBe, 450000));
+  node.apply(r);
+  // Back to cpuset on this node: the suppressed quota is recovered, not left at
+  // 450000 for good, until the file holds -1.
+  r = s.run(node.snap, config(), true, node.current);
+  CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
+  r = s.run(node.snap, config(), true, node.current);  // refused: written again
+  CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
+  node.apply(r);
+  CHECK(s.run(node.snap, config(), true, node.current).writes.empty());
 }
