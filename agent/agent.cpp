@@ -8,7 +8,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/cgroup_mounts.h"
 #include "metrics/proc_parsers.h"
 #include "version.h"
@@ -158,7 +158,7 @@ Status Agent::start() {
     }
   }
   informer_.onRecord([this](const KubeletRequestRecord& r) {
-    exporter_.recordKubeletRequest(r);
+    exporter_.recordKubeletRequest({r.code, r.seconds, r.failure});
     exporter_.setKubeletUp(r.failure.empty());
   });
   informer_.onUpdate([this](const std::vector<Pod>& pods) {
@@ -558,7 +558,9 @@ HttpResponse Agent::serveMetrics() {
   } else {
     failures_.failure("self", Severity::kWarning, "self collector: " + self.error().message);
   }
-  exporter_.recordHttp(server_.stats());
+  const HttpStats& http = server_.stats();
+  exporter_.recordHttp({http.connectionsOpen, http.timeouts, http.rejectedTooLarge,
+                        http.badRequests, http.requests});
   recordNri();  // the connection changes on its own thread: read it as of this scrape
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_.render()};
 }

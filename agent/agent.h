@@ -13,12 +13,12 @@
 #include <set>
 #include <string>
 
-#include "agent/clock.h"
+#include "base/clock.h"
 #include "agent/http_server.h"
-#include "agent/kubelet_client.h"
-#include "agent/log.h"
+#include "kube/kubelet_client.h"
+#include "base/log.h"
 #include "agent/options.h"
-#include "agent/pods_informer.h"
+#include "kube/pods_informer.h"
 #include "cgroupfs/layout.h"
 #include "metrics/exporter.h"
 #include "metrics/metric_cache.h"
@@ -29,7 +29,7 @@
 #include "nri/nri_hooks.h"
 #include "qos/config_watcher.h"
 #include "qos/qos_manager.h"
-#include "resctrl/resctrl_manager.h"
+#include "qos/resctrl_manager.h"
 
 namespace koord {
 

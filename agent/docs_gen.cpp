@@ -45,47 +45,6 @@ std::string_view lineAt(std::string_view text, size_t pos) {
 
 }  // namespace
 
-std::string markdownCell(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '|':
-        out += "\\|";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\n':
-        out += "<br>";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
-std::string markdownCode(std::string_view text) {
-  if (text.empty()) return "";
-  std::string body;
-  for (char c : text) {
-    if (c == '|') {
-      body += "\\|";
-    } else {
-      body.push_back(c == '\n' ? ' ' : c);
-    }
-  }
-  // A backtick inside needs a longer fence (and a space when it is at an end).
-  const bool tick = body.find('`') != std::string::npos;
-  const std::string fence = tick ? "``" : "`";
-  const std::string pad = tick && (body.front() == '`' || body.back() == '`') ? " " : "";
-  return fence + pad + body + pad + fence;
-}
-
 std::string flagsMarkdown(const std::vector<FlagDoc>& flags) {
   const auto noEffect =
       std::count_if(flags.begin(), flags.end(), [](const FlagDoc& f) { return !f.implemented; });

@@ -11,16 +11,10 @@
 #include <vector>
 
 #include "agent/options.h"
-#include "agent/result.h"
+#include "base/markdown.h"
+#include "base/result.h"
 
 namespace koord {
-
-// Text for one markdown table cell on one line: '|' escaped, '<' and '>' as
-// entities (so "<dir>" is not taken for an HTML tag), newlines as <br>.
-std::string markdownCell(std::string_view text);
-// `text` as a code span in a table cell ('|' escaped, which GFM tables allow even
-// inside code spans); "" gives an empty cell.
-std::string markdownCode(std::string_view text);
 
 // The flags block: a line on defaults and the environment, then one table row per
 // flag (flag | type | default | default with agent_mode=hostMode | meaning).

@@ -12,7 +12,7 @@
 
 #include "agent/docs_gen.h"
 #include "agent/options.h"
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "metrics/metric_docs.h"
 
 namespace {

@@ -1,7 +1,7 @@
 #include "agent/feature_gates.h"
 
 #include "agent/flag_set.h"
-#include "agent/text_scan.h"
+#include "base/text_scan.h"
 
 namespace koord {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "agent/duration.h"
+#include "base/duration.h"
 
 namespace koord {
 namespace {

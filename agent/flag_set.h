@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/quote.h"
-#include "agent/result.h"
+#include "base/quote.h"
+#include "base/result.h"
 
 namespace koord {
 

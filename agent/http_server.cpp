@@ -40,7 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent/log.h"
+#include "base/log.h"
 
 namespace koord {
 namespace http_internal {

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "agent/result.h"
+#include "base/result.h"
 
 namespace koord {
 

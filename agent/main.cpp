@@ -9,7 +9,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/agent.h"
-#include "agent/log.h"
+#include "base/log.h"
 #include "agent/options.h"
 #include "qos/config_watcher.h"
 #include "version.h"

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "agent/duration.h"
+#include "base/duration.h"
 #include "agent/flag_set.h"
-#include "agent/log.h"
-#include "agent/pod.h"
-#include "agent/quote.h"
-#include "agent/text_scan.h"
+#include "base/log.h"
+#include "kube/pod.h"
+#include "base/quote.h"
+#include "base/text_scan.h"
 
 namespace koord {
 namespace {

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/feature_gates.h"
-#include "agent/host_paths.h"
-#include "agent/result.h"
+#include "base/host_paths.h"
+#include "base/result.h"
 
 namespace koord {
 

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
 #include "tests/support/test_kubelet.h"

@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "qos/qos_manager.h"
-#include "resctrl/resctrl_manager.h"
+#include "qos/resctrl_manager.h"
 #include "tests/support/fake_resctrl_kernel.h"
 
 namespace fs = std::filesystem;

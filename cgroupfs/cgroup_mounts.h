@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "agent/result.h"
+#include "base/result.h"
 
 namespace koord {
 

@@ -17,8 +17,8 @@
 #include <limits>
 #include <system_error>
 
-#include "agent/quote.h"
-#include "agent/text_scan.h"
+#include "base/quote.h"
+#include "base/text_scan.h"
 
 namespace koord {
 namespace {

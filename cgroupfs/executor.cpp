@@ -15,8 +15,8 @@
 #include <set>
 #include <string_view>
 
-#include "agent/quote.h"
-#include "agent/read_file.h"
+#include "base/quote.h"
+#include "base/read_file.h"
 
 namespace koord {
 

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "cgroupfs/knob.h"
 #include "cgroupfs/layout.h"
 

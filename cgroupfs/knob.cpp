@@ -7,7 +7,7 @@
 #include <limits>
 #include <system_error>
 
-#include "agent/quote.h"
+#include "base/quote.h"
 #include "cgroupfs/cgroup_parsers.h"
 
 namespace koord {

@@ -13,7 +13,7 @@
 #include <initializer_list>
 #include <system_error>
 
-#include "agent/quote.h"
+#include "base/quote.h"
 
 namespace koord {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "agent/pod.h"
-#include "agent/result.h"
+#include "kube/qos_class.h"
+#include "base/result.h"
 
 namespace koord {
 

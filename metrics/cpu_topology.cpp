@@ -9,9 +9,9 @@
 #include <map>
 #include <system_error>
 
-#include "agent/quote.h"
-#include "agent/read_file.h"
-#include "agent/text_scan.h"
+#include "base/quote.h"
+#include "base/read_file.h"
+#include "base/text_scan.h"
 #include "cgroupfs/cgroup_parsers.h"
 
 namespace koord {

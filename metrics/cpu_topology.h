@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/host_paths.h"
-#include "agent/result.h"
+#include "base/host_paths.h"
+#include "base/result.h"
 
 namespace koord {
 

@@ -299,7 +299,7 @@ void Exporter::recordSelf(const SelfSample& s) {
   processThreads_->Set(s.threads);
 }
 
-void Exporter::recordHttp(const HttpStats& stats) {
+void Exporter::recordHttp(const HttpCounts& stats) {
   for (const auto& [key, count] : stats.requests) {
     auto it = httpLast_.find(key);
     if (it == httpLast_.end()) {
@@ -320,7 +320,7 @@ void Exporter::setKubeletTlsVerified(bool verified) {
   kubeletTls_->Add({{"node", node_}}).Set(verified ? 1 : 0);
 }
 
-void Exporter::recordKubeletRequest(const KubeletRequestRecord& r) {
+void Exporter::recordKubeletRequest(const KubeletRequestSample& r) {
   // koordlet's buckets: 0.001 × 4^k, k = 0..6.
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.004, 0.016, 0.064,
                                                                    0.256, 1.024, 4.096};

@@ -23,13 +23,28 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "agent/http_server.h"
-#include "agent/pods_informer.h"
 #include "metrics/node_collector.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
 
 namespace koord {
+
+// What the HTTP server counted since start (cumulative), as the agent hands it over.
+struct HttpCounts {
+  uint64_t connectionsOpen = 0;
+  uint64_t timeouts = 0;          // connections closed by a read/write/idle timeout
+  uint64_t rejectedTooLarge = 0;  // 431/413 replies
+  uint64_t badRequests = 0;       // unparsable requests
+  std::map<std::pair<std::string, unsigned>, uint64_t> requests;  // (route or "other", code)
+};
+
+// One request to the kubelet: its HTTP status or, with no reply, the class of the
+// transport error; its wall time; "" on success, else why the reply was refused.
+struct KubeletRequestSample {
+  std::string code;
+  double seconds = 0;
+  std::string failure;
+};
 
 // A gauge family whose series follow a changing set of objects (pods,
 // containers): set() marks a series live in the current round, sweep() removes
@@ -72,12 +87,12 @@ class Exporter {
   // One collector round: its wall duration and how many errors it met.
   void recordCollector(const std::string& collector, double seconds, size_t errors);
   void recordSelf(const SelfSample& sample);
-  void recordHttp(const HttpStats& stats);
+  void recordHttp(const HttpCounts& stats);
   void setKubeletUp(bool up);
   // koordlet_kubelet_tls_verified: set once at start when the kubelet is reached
   // over HTTPS (never called over plain HTTP: absent).
   void setKubeletTlsVerified(bool verified);
-  void recordKubeletRequest(const KubeletRequestRecord& record);
+  void recordKubeletRequest(const KubeletRequestSample& record);
   void setPodCount(size_t pods);
   // Pod and container usage, PSI, requests/limits and the BE aggregate of one
   // collection round; series of pods and containers not in it are removed.

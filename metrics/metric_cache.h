@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/clock.h"
+#include "base/clock.h"
 
 namespace koord {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "agent/docs_gen.h"
+#include "base/markdown.h"
 
 namespace koord {
 namespace {
@@ -165,7 +165,7 @@ void driveExporter(Exporter& e) {
   self.threads = 4;
   e.recordSelf(self);
 
-  HttpStats http;
+  HttpCounts http;
   http.requests[{"/metrics", 200}] = 1;
   e.recordHttp(http);
 

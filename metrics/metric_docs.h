@@ -13,7 +13,7 @@
 
 #include <prometheus/metric_family.h>
 
-#include "agent/result.h"
+#include "base/result.h"
 #include "metrics/exporter.h"
 #include "metrics/metric_origin.h"
 

@@ -2,8 +2,8 @@
 
 #include <cerrno>
 
-#include "agent/log.h"
-#include "agent/read_file.h"
+#include "base/log.h"
+#include "base/read_file.h"
 
 namespace koord {
 

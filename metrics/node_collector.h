@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/host_paths.h"
-#include "agent/result.h"
+#include "base/clock.h"
+#include "base/host_paths.h"
+#include "base/result.h"
 #include "metrics/proc_parsers.h"
 
 namespace koord {

@@ -4,9 +4,9 @@
 #include <cerrno>
 #include <limits>
 
-#include "agent/log.h"
-#include "agent/quote.h"
-#include "agent/read_file.h"
+#include "base/log.h"
+#include "base/quote.h"
+#include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/cgroup_parsers.h"
 

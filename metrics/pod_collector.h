@@ -20,9 +20,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/host_paths.h"
-#include "agent/pod.h"
+#include "base/clock.h"
+#include "base/host_paths.h"
+#include "kube/pod.h"
 #include "cgroupfs/layout.h"
 #include "metrics/node_collector.h"
 #include "metrics/proc_parsers.h"

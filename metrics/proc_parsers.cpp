@@ -14,8 +14,8 @@
 //    input cannot make a huge or unprintable message.
 #include "metrics/proc_parsers.h"
 
-#include "agent/quote.h"
-#include "agent/text_scan.h"
+#include "base/quote.h"
+#include "base/text_scan.h"
 
 #include <algorithm>
 #include <array>

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "metrics/proc_parsers.h"
 
 namespace koord {

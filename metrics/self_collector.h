@@ -5,8 +5,8 @@
 
 #include <optional>
 
-#include "agent/host_paths.h"
-#include "agent/result.h"
+#include "base/host_paths.h"
+#include "base/result.h"
 
 namespace koord {
 

@@ -15,7 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include "agent/log.h"
+#include "base/log.h"
 
 namespace koord::nri {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/checked_int.h"
-#include "agent/log.h"
+#include "base/checked_int.h"
+#include "base/log.h"
 
 namespace koord::nri {
 namespace {

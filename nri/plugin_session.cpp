@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "agent/log.h"
+#include "base/log.h"
 
 namespace koord::nri {
 namespace {

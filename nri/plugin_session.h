@@ -27,7 +27,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/result.h"
+#include "base/result.h"
 #include "nri/api.h"
 #include "nri/mux.h"
 #include "nri/ttrpc.h"

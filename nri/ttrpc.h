@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/result.h"
+#include "base/result.h"
 
 namespace koord::nri {
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "agent/result.h"
+#include "base/result.h"
 #include "nri/ttrpc.h"
 
 namespace koord::nri {

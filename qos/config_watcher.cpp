@@ -3,8 +3,8 @@
 #include <ctime>
 #include <utility>
 
-#include "agent/log.h"
-#include "agent/read_file.h"
+#include "base/log.h"
+#include "base/read_file.h"
 
 namespace koord {
 namespace {

@@ -22,8 +22,8 @@
 #include <functional>
 #include <string>
 
-#include "agent/clock.h"
-#include "agent/result.h"
+#include "base/clock.h"
+#include "base/result.h"
 #include "qos/slo_config.h"
 
 namespace koord {

@@ -104,7 +104,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/result.h"
+#include "base/result.h"
 #include "cgroupfs/executor.h"
 #include "cgroupfs/layout.h"
 #include "qos/slo_config.h"

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <set>
 
-#include "agent/log.h"
+#include "base/log.h"
 
 namespace koord {
 

@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/pod.h"
+#include "base/clock.h"
+#include "kube/pod.h"
 #include "cgroupfs/executor.h"
 #include "cgroupfs/layout.h"
 #include "metrics/cpu_topology.h"

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "agent/checked_int.h"
-#include "agent/json_type.h"
+#include "base/checked_int.h"
+#include "kube/json_type.h"
 #include "qos/cpu_burst.h"
 #include "qos/memory_qos.h"
 #include "qos/snapshot.h"

@@ -46,8 +46,8 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/pod.h"
-#include "agent/result.h"
+#include "kube/pod.h"
+#include "base/result.h"
 #include "cgroupfs/knob.h"
 #include "cgroupfs/layout.h"
 #include "qos/slo_config.h"

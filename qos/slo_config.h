@@ -65,7 +65,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/result.h"
+#include "base/result.h"
 
 namespace koord {
 

@@ -4,13 +4,13 @@
 // numa_aware.go): unknown fields are ignored as encoding/json ignores them, and
 // CPU lists are read as k8s cpuset.Parse reads them (any order, overlaps allowed).
 #include "qos/snapshot.h"
-#include "agent/json_type.h"
+#include "kube/json_type.h"
 
 #include <nlohmann/json.hpp>
 
-#include "agent/json_type.h"
-#include "agent/quote.h"
-#include "agent/text_scan.h"
+#include "kube/json_type.h"
+#include "base/quote.h"
+#include "base/text_scan.h"
 
 namespace koord {
 namespace {

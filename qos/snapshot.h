@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/pod.h"
-#include "agent/result.h"
+#include "base/clock.h"
+#include "kube/pod.h"
+#include "base/result.h"
 #include "cgroupfs/knob.h"
 #include "metrics/cpu_topology.h"
 

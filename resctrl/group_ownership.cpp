@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "agent/log.h"
-#include "agent/read_file.h"
-#include "agent/text_scan.h"
+#include "base/log.h"
+#include "base/read_file.h"
+#include "base/text_scan.h"
 
 namespace koord::resctrl {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/result.h"
+#include "base/result.h"
 
 namespace koord::resctrl {
 

@@ -4,9 +4,9 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "agent/host_paths.h"
-#include "agent/read_file.h"
-#include "agent/text_scan.h"
+#include "base/host_paths.h"
+#include "base/read_file.h"
+#include "base/text_scan.h"
 
 namespace koord::resctrl {
 namespace {

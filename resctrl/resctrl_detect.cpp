@@ -6,8 +6,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "agent/read_file.h"
-#include "agent/text_scan.h"
+#include "base/read_file.h"
+#include "base/text_scan.h"
 
 namespace koord::resctrl {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "agent/host_paths.h"
-#include "agent/result.h"
+#include "base/host_paths.h"
+#include "base/result.h"
 #include "resctrl/resctrl_info.h"
 
 namespace koord::resctrl {

@@ -4,8 +4,8 @@
 #include <cerrno>
 #include <set>
 
-#include "agent/read_file.h"
-#include "agent/text_scan.h"
+#include "base/read_file.h"
+#include "base/text_scan.h"
 
 namespace koord::resctrl {
 namespace {

@@ -11,8 +11,8 @@
 #include <optional>
 #include <set>
 
-#include "agent/read_file.h"
-#include "agent/text_scan.h"
+#include "base/read_file.h"
+#include "base/text_scan.h"
 
 namespace koord::resctrl {
 namespace {

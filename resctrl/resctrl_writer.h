@@ -30,9 +30,10 @@
 #include <string>
 #include <string_view>
 
-#include "agent/log.h"
+#include "base/log.h"
 #include "resctrl/group_ownership.h"
-#include "resctrl/resctrl_plan.h"
+#include "resctrl/group_plan.h"
+#include "resctrl/resctrl_info.h"
 
 namespace koord::resctrl {
 

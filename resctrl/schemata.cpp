@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "agent/text_scan.h"
+#include "base/text_scan.h"
 
 namespace koord::resctrl {
 namespace {
@@ -27,22 +27,6 @@ std::string line(const std::string& name, const SchemataResource& ids, const std
 }
 
 }  // namespace
-
-const char* groupForQos(KoordQos qos) {
-  switch (qos) {
-    case KoordQos::kLSE:
-    case KoordQos::kLSR:
-      return kGroupLSR;
-    case KoordQos::kLS:
-      return kGroupLS;
-    case KoordQos::kBE:
-      return kGroupBE;
-    case KoordQos::kSystem:
-    case KoordQos::kNone:
-      break;
-  }
-  return "";
-}
 
 Result<uint64_t> l3Mask(int ways, uint64_t minCbmBits, int64_t startPercent, int64_t endPercent) {
   if (ways <= 0 || ways > 64) return makeError("cbm_mask has " + std::to_string(ways) + " ways");
@@ -84,7 +68,7 @@ Result<uint64_t> mbValue(const MbInfo& mb, CpuVendor vendor, int64_t percent) {
 }
 
 Result<std::vector<std::string>> groupSchemata(const ResctrlInfo& info, CpuVendor vendor,
-                                               const ResctrlQos& qos) {
+                                               const ClassShare& qos) {
   std::vector<std::string> out;
   if (info.l3) {
     auto mask = l3Mask(info.l3->ways, info.l3->minCbmBits, qos.catRangeStartPercent,

@@ -1,5 +1,5 @@
 // schemata: the L3 CAT and MBA lines koordlet wants in one resctrl group (LSR, LS, BE),
-// computed from the host's ResctrlInfo and the class's NodeSLO resctrlQOS. Pure: the
+// computed from the host's ResctrlInfo and the class's share (NodeSLO resctrlQOS values). Pure: the
 // writer (resctrl_writer.h) compares these lines with the group's schemata and writes.
 //
 // Decisions:
@@ -26,9 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/pod.h"
-#include "agent/result.h"
-#include "qos/slo_config.h"
+#include "base/result.h"
 #include "resctrl/resctrl_info.h"
 
 namespace koord::resctrl {
@@ -38,10 +36,13 @@ inline constexpr const char* kGroupLSR = "LSR";
 inline constexpr const char* kGroupLS = "LS";
 inline constexpr const char* kGroupBE = "BE";
 
-// LSE and LSR -> "LSR", LS -> "LS", BE -> "BE". kSystem and kNone -> "" (stay in the root
-// group): koordinator has no SYSTEM group, and callers pass pod->qosWithDefault(), so
-// kNone only reaches here for pods koordlet does not classify.
-const char* groupForQos(KoordQos qos);
+// One class's share of the cache and memory bandwidth, in percent (the values of a
+// NodeSLO resctrlQOS block; the QoS layer hands them over).
+struct ClassShare {
+  int64_t catRangeStartPercent = 0;  // 0..100, < end
+  int64_t catRangeEndPercent = 100;  // 0..100
+  int64_t mbaPercent = 100;          // 1..100
+};
 
 // The L3 bitmask for a percent range over `ways` ways, honouring minCbmBits.
 Result<uint64_t> l3Mask(int ways, uint64_t minCbmBits, int64_t startPercent, int64_t endPercent);
@@ -52,6 +53,6 @@ Result<uint64_t> mbValue(const MbInfo& mb, CpuVendor vendor, int64_t percent);
 // The schemata lines (no trailing '\n') for one group: L3 (or L3CODE then L3DATA) when
 // L3 exists, then MB when MB exists and is in percent mode. Empty when neither exists.
 Result<std::vector<std::string>> groupSchemata(const ResctrlInfo& info, CpuVendor vendor,
-                                               const ResctrlQos& qos);
+                                               const ClassShare& qos);
 
 }  // namespace koord::resctrl

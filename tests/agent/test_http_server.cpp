@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "agent/http_server.h"
-#include "agent/log.h"
+#include "base/log.h"
 
 namespace koord {
 namespace {

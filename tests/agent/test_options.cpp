@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "agent/options.h"
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/manifest_args.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/cgroup_parsers.h"
 #include "tests/support/temp_tree.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/executor.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/cgroup_mounts.h"
 #include "cgroupfs/cgroup_parsers.h"
 #include "cgroupfs/layout.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/cgroup_v1_tree.h"
 #include "tests/support/exposition.h"

@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "agent/pod.h"
-#include "agent/read_file.h"
+#include "kube/pod.h"
+#include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
 #include "tests/support/agent_process.h"

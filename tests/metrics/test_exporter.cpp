@@ -91,7 +91,7 @@ TEST_CASE("feature support is exported as 1 or 0 per feature", "[exporter]") {
 
 TEST_CASE("http counters follow the server's stats by route and code", "[exporter]") {
   Exporter e("n", "v1");
-  HttpStats stats;
+  HttpCounts stats;
   stats.requests[{"/metrics", 200}] = 3;
   stats.requests[{"other", 404}] = 1;
   stats.connectionsOpen = 2;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
+#include "base/clock.h"
 #include "metrics/metric_cache.h"
 
 using namespace koord;

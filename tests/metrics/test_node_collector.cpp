@@ -3,7 +3,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "agent/log.h"
+#include "base/log.h"
 #include "metrics/node_collector.h"
 #include "tests/support/temp_tree.h"
 

@@ -2,7 +2,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "agent/log.h"
+#include "base/log.h"
 #include "metrics/pod_collector.h"
 #include "tests/support/temp_tree.h"
 

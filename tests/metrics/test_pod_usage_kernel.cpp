@@ -15,7 +15,7 @@
 #include <random>
 #include <thread>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "metrics/pod_collector.h"
 #include "metrics/proc_parsers.h"
 #include "tests/support/skip.h"

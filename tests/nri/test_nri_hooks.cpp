@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "nri/nri_hooks.h"
 #include "qos/hook_reconcile.h"
 #include "tests/support/temp_tree.h"

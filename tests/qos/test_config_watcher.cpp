@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "agent/log.h"
+#include "base/log.h"
 #include "qos/config_watcher.h"
 #include "tests/support/temp_tree.h"
 

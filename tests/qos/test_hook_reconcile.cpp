@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "qos/hook_reconcile.h"
 #include "qos/qos_manager.h"
 #include "tests/support/temp_tree.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/executor.h"
 #include "qos/memory_qos.h"
 #include "tests/support/kernel_io.h"

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "resctrl/group_ownership.h"
 #include "support/temp_tree.h"
 

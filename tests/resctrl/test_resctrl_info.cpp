@@ -2,7 +2,7 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "resctrl/resctrl_info.h"
 #include "support/temp_tree.h"
 

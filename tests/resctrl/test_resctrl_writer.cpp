@@ -6,8 +6,9 @@
 #include <filesystem>
 #include <set>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "resctrl/resctrl_writer.h"
+#include "qos/resctrl_plan.h"
 #include "resctrl/schemata.h"
 #include "support/fake_resctrl_kernel.h"
 #include "support/log_capture.h"

@@ -23,31 +23,21 @@ ResctrlInfo infoOf(const std::string& capture) {
   return *info;
 }
 
-ResctrlQos qos(int64_t start, int64_t end, int64_t mba) {
-  ResctrlQos q;
-  q.enable = true;
+ClassShare qos(int64_t start, int64_t end, int64_t mba) {
+  ClassShare q;
   q.catRangeStartPercent = start;
   q.catRangeEndPercent = end;
   q.mbaPercent = mba;
   return q;
 }
 
-Lines linesOf(const ResctrlInfo& info, const ResctrlQos& q, CpuVendor v = CpuVendor::kIntel) {
+Lines linesOf(const ResctrlInfo& info, const ClassShare& q, CpuVendor v = CpuVendor::kIntel) {
   auto out = groupSchemata(info, v, q);
   REQUIRE(out.ok());
   return *out;
 }
 
 }  // namespace
-
-TEST_CASE("pod qos classes map to the LSR, LS and BE groups") {
-  CHECK(std::string(groupForQos(KoordQos::kLSE)) == "LSR");
-  CHECK(std::string(groupForQos(KoordQos::kLSR)) == "LSR");
-  CHECK(std::string(groupForQos(KoordQos::kLS)) == "LS");
-  CHECK(std::string(groupForQos(KoordQos::kBE)) == "BE");
-  CHECK(std::string(groupForQos(KoordQos::kSystem)).empty());
-  CHECK(std::string(groupForQos(KoordQos::kNone)).empty());
-}
 
 TEST_CASE("l3 mask follows koordinator's ceil rule, 0x7ff 0-30% giving 0xf") {
   CHECK(*l3Mask(11, 1, 0, 30) == 0xf);
@@ -114,7 +104,7 @@ TEST_CASE("full capture gives L3 and MB lines for every cache id") {
   CHECK(linesOf(info, qos(0, 100, 25)) ==
         Lines{"L3:0=fffff;1=fffff;2=fffff;3=fffff", "MB:0=30;1=30;2=30;3=30"});
   // Default (disabled) config resets to the whole cache and full bandwidth.
-  CHECK(linesOf(info, ResctrlQos{}) ==
+  CHECK(linesOf(info, ClassShare{}) ==
         Lines{"L3:0=fffff;1=fffff;2=fffff;3=fffff", "MB:0=100;1=100;2=100;3=100"});
   CHECK_FALSE(groupSchemata(info, CpuVendor::kIntel, qos(1, 4, 100)).ok());
   CHECK_FALSE(groupSchemata(info, CpuVendor::kIntel, qos(0, 100, 0)).ok());

@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/executor.h"
 #include "tests/support/cgroup_v2_dirs.h"
 #include "tests/support/kernel_io.h"

@@ -43,7 +43,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/executor.h"
 #include "qos/memory_qos.h"
 #include "tests/support/cgroup_v2_dirs.h"

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "resctrl/resctrl_info.h"
 #include "resctrl/resctrl_writer.h"
 

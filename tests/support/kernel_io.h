@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <string>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 
 namespace koord::test {
 

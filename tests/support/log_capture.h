@@ -7,8 +7,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "agent/clock.h"
-#include "agent/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 
 namespace koord::test {
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "agent/read_file.h"
+#include "base/read_file.h"
 #include "cgroupfs/layout.h"
 #include "tests/support/burner.h"
 #include "tests/support/cgroup_v1_tree.h"

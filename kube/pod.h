@@ -1,0 +1,72 @@
+// Pod model: what the agent knows of each pod on the node, from the kubelet's
+// /pods/ PodList. Classification follows koordlet (reference koordlet.md §2.2,
+// §2.3): kube QoS from status.qosClass (else computed as kubectl does), the
+// Koordinator QoS label koordinator.sh/qosClass with its kube-QoS default, the
+// priority class, and batch resources (kubernetes.io/batch-cpu in milli-cores,
+// kubernetes.io/batch-memory in bytes).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "kube/qos_class.h"
+
+namespace koord {
+
+// Requests or limits of one container. Absent fields were not set in the spec.
+struct ResourceList {
+  std::optional<int64_t> cpuMilli;          // cpu, in milli-cores (rounded up, as k8s)
+  std::optional<int64_t> memoryBytes;       // memory
+  std::optional<int64_t> batchCpuMilli;     // kubernetes.io/batch-cpu (its value is milli-cores)
+  std::optional<int64_t> batchMemoryBytes;  // kubernetes.io/batch-memory
+};
+
+struct Container {
+  std::string name;
+  bool init = false;
+  // From status.(init)containerStatuses[].containerID "<runtime>://<id>"; both
+  // empty until the runtime has created the container.
+  std::string runtime;  // "containerd", "docker", "cri-o", "pouch"
+  std::string id;
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct Pod {
+  std::string uid;
+  std::string ns;
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  KubeQos kubeQos = KubeQos::kBestEffort;
+  KoordQos koordQos = KoordQos::kNone;                 // the label only ("raw" in koordlet)
+  std::optional<int32_t> priority;                     // spec.priority
+  PriorityClass priorityClass = PriorityClass::kNone;  // label, else from priority ranges
+  std::vector<Container> containers;
+  std::vector<Container> initContainers;
+
+  // The label, else the kube QoS default: Guaranteed->LSR, Burstable->LS, BestEffort->BE.
+  KoordQos qosWithDefault() const;
+  // Pending or Running: koordlet's !IsPodInactive, the pods its QoS strategies act on.
+  bool active() const { return phase == "Pending" || phase == "Running"; }
+  // Sum over containers (not init containers) of a request field; 0 when unset.
+  int64_t batchCpuRequestMilli() const;
+};
+
+// Parses a v1 PodList (the kubelet's GET /pods/ reply). Errors name the JSON path
+// at fault ("items[3].metadata.uid: missing"). A PodList with zero items is valid
+// here; the caller decides (koordlet treats it as a kubelet restart).
+Result<std::vector<Pod>> parsePodList(std::string_view json);
+
+// Kubernetes resource.Quantity: "100m", "1", "0.5", "1e3", "128Mi", "1G", "1k".
+// milli: the value × 1000, rounded up (CPU); plain: the value rounded up (bytes).
+Result<int64_t> parseQuantityMilli(std::string_view text);
+Result<int64_t> parseQuantity(std::string_view text);
+
+}  // namespace koord

@@ -1,0 +1,102 @@
+#include "kube/pods_informer.h"
+
+namespace koord {
+
+std::string transportErrorClass(const Error& error) {
+  std::string_view m = error.message;
+  // "GET https://10.0.0.5:10250/pods/: connect 10.0.0.5:10250: Connection refused":
+  // the step follows the first ": " (a URL holds ':' but never ": ").
+  if (const size_t at = m.find(": "); at != std::string_view::npos) m.remove_prefix(at + 2);
+  auto starts = [m](std::string_view p) { return m.substr(0, p.size()) == p; };
+  if (starts("timed out")) return "timeout";
+  if (starts("resolve ")) return "dns";
+  if (starts("connect ")) return "connect";
+  if (starts("TLS") || starts("CA file")) return "tls";
+  if (starts("token file")) return "token";
+  if (starts("reply larger") || starts("reply header larger")) return "too_large";
+  if (starts("malformed reply")) return "malformed";
+  if (starts("send request") || starts("read reply") || starts("reply cut off")) return "io";
+  return "other";
+}
+
+PodsInformer::PodsInformer(boost::asio::io_context& io, KubeletClient& client,
+                           std::chrono::nanoseconds interval, const Clock& clock,
+                           FailureLog& failures)
+    : client_(client), interval_(interval), clock_(&clock), failures_(failures), timer_(io) {}
+
+void PodsInformer::start() {
+  stopped_ = false;
+  poll();
+}
+
+void PodsInformer::stop() {
+  stopped_ = true;
+  timer_.cancel();
+  client_.cancel();
+}
+
+void PodsInformer::schedule() {
+  if (stopped_) return;
+  timer_.expires_after(interval_);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopped_) return;
+    poll();
+  });
+}
+
+void PodsInformer::poll() {
+  auto begin = clock_->now();
+  client_.get("/pods/", [this, begin](Result<KubeletResponse> reply) {
+    KubeletRequestRecord rec;
+    rec.seconds = std::chrono::duration<double>(clock_->now() - begin).count();
+    rec.code = reply ? std::to_string(reply->status) : transportErrorClass(reply.error());
+    rec.failure = apply(reply);
+    if (record_) record_(rec);
+    schedule();
+  });
+}
+
+std::string PodsInformer::apply(const Result<KubeletResponse>& reply) {
+  const std::string key = "kubelet " + client_.endpoint() + "/pods/";
+  std::string failure;
+  std::string message;
+  std::vector<Pod> parsed;
+  if (!reply) {
+    failure = "transport";
+    message = reply.error().message;
+  } else if (reply->status != 200) {
+    failure = "status";
+    message = "HTTP " + std::to_string(reply->status);
+    if (reply->status == 401 || reply->status == 403) {
+      message += " (check --kubelet-token-file and the nodes/proxy RBAC rule)";
+    }
+  } else if (auto pods = parsePodList(reply->body); !pods) {
+    failure = "invalid";
+    message = "reply is not a PodList: " + pods.error().message;
+  } else if (pods->empty()) {
+    failure = "empty";
+    message = "PodList with zero pods (kubelet restarting?)";
+  } else {
+    parsed = std::move(pods).value();
+  }
+
+  if (!failure.empty()) {
+    lastOk_ = false;
+    lastError_ = message;
+    failures_.failure(key, Severity::kWarning,
+                      key + ": " + message +
+                          (synced_ ? "; keeping the last good pod list"
+                                   : "; pods are unavailable, node metrics continue"));
+    return failure;
+  }
+  failures_.success(key);
+  if (!synced_) KLOG_INFO << key << ": " << parsed.size() << " pods";
+  pods_ = std::move(parsed);
+  synced_ = true;
+  lastOk_ = true;
+  lastError_.clear();
+  if (update_) update_(pods_);
+  return "";
+}
+
+}  // namespace koord
