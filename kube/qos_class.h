@@ -1,7 +1,7 @@
 // The QoS classes a pod carries: Kubernetes' own (status.qosClass: the kubepods
 // tier its cgroups live under), Koordinator's (the koordinator.sh/qosClass label)
-// and the priority class. Header of plain enums, so the cgroup layout can name a
-// tier without the Pod model.
+// and the priority class. Header-only, so the cgroup layout names a kubepods tier
+// without linking the Pod model (or kube/'s HTTP and JSON libraries).
 #pragma once
 
 #include <string_view>
@@ -13,13 +13,75 @@ enum class KubeQos { kGuaranteed, kBurstable, kBestEffort };
 enum class KoordQos { kNone, kLSE, kLSR, kLS, kBE, kSystem };
 enum class PriorityClass { kNone, kProd, kMid, kBatch, kFree };
 
-// The koordinator.sh/qosClass label's value; kNone for anything else.
-KoordQos koordQosFromLabel(std::string_view value);
-// The label, else the kube QoS default: Guaranteed->LSR, Burstable->LS, BestEffort->BE.
-KoordQos koordQosWithDefault(KoordQos label, KubeQos kube);
+inline const char* toString(KubeQos q) {
+  switch (q) {
+    case KubeQos::kGuaranteed:
+      return "Guaranteed";
+    case KubeQos::kBurstable:
+      return "Burstable";
+    case KubeQos::kBestEffort:
+      return "BestEffort";
+  }
+  return "?";
+}
 
-const char* toString(KubeQos q);
-const char* toString(KoordQos q);  // "LSE", ..., "" for kNone
-const char* toString(PriorityClass p);
+inline const char* toString(KoordQos q) {
+  switch (q) {
+    case KoordQos::kNone:
+      return "";
+    case KoordQos::kLSE:
+      return "LSE";
+    case KoordQos::kLSR:
+      return "LSR";
+    case KoordQos::kLS:
+      return "LS";
+    case KoordQos::kBE:
+      return "BE";
+    case KoordQos::kSystem:
+      return "SYSTEM";
+  }
+  return "?";
+}
+
+// The label values of koordinator.sh/priority-class; "" for kNone, as
+// koordinator's PriorityNone.
+inline const char* toString(PriorityClass p) {
+  switch (p) {
+    case PriorityClass::kNone:
+      return "";
+    case PriorityClass::kProd:
+      return "koord-prod";
+    case PriorityClass::kMid:
+      return "koord-mid";
+    case PriorityClass::kBatch:
+      return "koord-batch";
+    case PriorityClass::kFree:
+      return "koord-free";
+  }
+  return "?";
+}
+
+inline KoordQos koordQosWithDefault(KoordQos label, KubeQos kube) {
+  if (label != KoordQos::kNone) return label;
+  // koordinator's QoSClassForGuaranteed is LSR (apis/extension/qos_utils.go).
+  switch (kube) {
+    case KubeQos::kGuaranteed:
+      return KoordQos::kLSR;
+    case KubeQos::kBurstable:
+      return KoordQos::kLS;
+    case KubeQos::kBestEffort:
+      return KoordQos::kBE;
+  }
+  return KoordQos::kNone;
+}
+
+inline KoordQos koordQosFromLabel(std::string_view value) {
+  if (value == "LSE") return KoordQos::kLSE;
+  if (value == "LSR") return KoordQos::kLSR;
+  if (value == "LS") return KoordQos::kLS;
+  if (value == "BE") return KoordQos::kBE;
+  if (value == "SYSTEM") return KoordQos::kSystem;
+  return KoordQos::kNone;
+}
 
 }  // namespace koord
