@@ -229,8 +229,8 @@ bool memoryQosSupported(const KnobSupport& support) {
          support.has(Knob::kMemoryHigh);
 }
 
-MemoryQosResult MemoryQosStrategy::run(const QosSnapshot& snap, const ResourceQosStrategy& config,
-                                       const MemoryQosOptions& options) const {
+MemoryQosResult MemoryQosPlanner::run(const QosSnapshot& snap, const ResourceQosStrategy& config,
+                                      const MemoryQosOptions& options) const {
   const bool enabled = options.enabled;
   const int64_t pageSize = options.pageSize;
   const int64_t nodeAllocatableMemory = options.nodeAllocatableMemory;

@@ -148,10 +148,10 @@ struct MemoryQosOptions {
 // koordlet_feature_supported{feature="memory_qos"} reports.
 bool memoryQosSupported(const KnobSupport& support);
 
-class MemoryQosStrategy {
+class MemoryQosPlanner {
  public:
   // The layout gives the kube-QoS dirs (the snapshot only carries the besteffort one).
-  explicit MemoryQosStrategy(CgroupLayout layout) : layout_(std::move(layout)) {}
+  explicit MemoryQosPlanner(CgroupLayout layout) : layout_(std::move(layout)) {}
 
   // config: NodeSLO resourceQOSStrategy as parsed (resetDisabled is applied here).
   MemoryQosResult run(const QosSnapshot& snap, const ResourceQosStrategy& config,

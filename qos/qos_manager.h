@@ -155,7 +155,7 @@ class QosManager {
   const Clock* clock_;
   CpuSuppress suppress_;
   CpuBurst burst_;
-  MemoryQosStrategy memory_;
+  MemoryQosPlanner memory_;
   std::optional<Clock::Monotonic> lastSuppress_;
   std::optional<Clock::Monotonic> lastBurst_;
   std::optional<Clock::Monotonic> lastMemory_;

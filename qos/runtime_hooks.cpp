@@ -350,7 +350,7 @@ Status memoryQos(const HookPod& pod, const HookContainer* container, const HookC
   options.support.set(Knob::kMemoryMin, true);
   options.support.set(Knob::kMemoryLow, true);
   options.support.set(Knob::kMemoryHigh, true);
-  const MemoryQosStrategy strategy(CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs));
+  const MemoryQosPlanner strategy(CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs));
   const MemoryQosResult result = strategy.run(snap, ctx.spec->qos, options);
   for (const CgroupWrite& w : result.writes) {
     if (w.dir != kContainerDir) continue;

@@ -133,10 +133,10 @@ MemoryQosOptions options(KnobSupport support = minLowHigh(), int64_t allocatable
 
 MemoryQosResult run(const Node& n, const ResourceQosStrategy& cfg,
                     int64_t allocatable = kAllocatable) {
-  return MemoryQosStrategy(kLayout).run(n.snap, cfg, options(minLowHigh(), allocatable));
+  return MemoryQosPlanner(kLayout).run(n.snap, cfg, options(minLowHigh(), allocatable));
 }
 MemoryQosResult runWith(const Node& n, const ResourceQosStrategy& cfg, const MemoryQosOptions& o) {
-  return MemoryQosStrategy(kLayout).run(n.snap, cfg, o);
+  return MemoryQosPlanner(kLayout).run(n.snap, cfg, o);
 }
 
 std::string w(const std::string& dir, const char* knob, int64_t v) {
@@ -343,7 +343,7 @@ TEST_CASE("the strategy disabled writes nothing at all", "[memory_qos]") {
   off.enabled = false;
   off.pageSize = kPage;
   off.nodeAllocatableMemory = kAllocatable;
-  auto r = MemoryQosStrategy(kLayout).run(n.snap, lsOnly(block(50, 70, 80)), off);
+  auto r = MemoryQosPlanner(kLayout).run(n.snap, lsOnly(block(50, 70, 80)), off);
   CHECK(r.writes.empty());
   CHECK(r.errors.empty());
 }
@@ -361,7 +361,7 @@ TEST_CASE("systemd dirs come from the layout", "[memory_qos]") {
   Node n;
   n.ls("a", {{kGi, 2 * kGi}});
   CgroupLayout systemd(CgroupVersion::kV2, CgroupDriver::kSystemd);
-  auto r = MemoryQosStrategy(systemd).run(n.snap, lsOnly(block(50, 0, 0)), options());
+  auto r = MemoryQosPlanner(systemd).run(n.snap, lsOnly(block(50, 0, 0)), options());
   REQUIRE(r.writes.size() >= 3);
   CHECK(r.writes[0].dir == "kubepods.slice");
   CHECK(r.writes[2].dir == "kubepods.slice/kubepods-burstable.slice");

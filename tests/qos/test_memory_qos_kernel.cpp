@@ -245,7 +245,7 @@ TEST_CASE("on vanilla v1 the strategy emits nothing and the executor creates no 
   const KnobSupport support = KnobSupport::probe(kCgroupRoot, tree.layout());
   Executor exec = h.make(tree, support);
   const MemoryQosResult r =
-      MemoryQosStrategy(tree.layout())
+      MemoryQosPlanner(tree.layout())
           .run(tree.snap(), config(block(50, 80, 90)), options(support, false));
   CHECK(r.errors.empty());
   if (anolis(tree)) {
@@ -310,7 +310,7 @@ TEST_CASE("the soft-limit fallback's BE values are accepted, LS untouched, and r
   Harness h;
   const KnobSupport support = KnobSupport::probe(kCgroupRoot, tree.layout());
   Executor exec = h.make(tree, support);
-  const MemoryQosStrategy strategy(tree.layout());
+  const MemoryQosPlanner strategy(tree.layout());
   const MemoryQosOptions on = options(support, true);
   const MemoryQosResult r = strategy.run(tree.snap(), config(block(10, 50, 90)), on);
   CHECK(r.errors.empty());

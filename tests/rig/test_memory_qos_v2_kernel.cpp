@@ -1,5 +1,5 @@
 // Memory QoS end to end on a real cgroup v2 kernel (Debian 6.1 and 6.12 under the
-// QEMU rig, tests/rig/run.sh): MemoryQosStrategy with the support the kernel's probe
+// QEMU rig, tests/rig/run.sh): MemoryQosPlanner with the support the kernel's probe
 // reports, and the real Executor with an audit log, over rounds that enable, raise,
 // lower, add and remove pods and disable classes, in a private kubepods tree (systemd
 // names) with +memory delegated at every level.
@@ -335,7 +335,7 @@ struct Rig : test::LogCapture {
   std::string audit;
   KnobSupport support;
   Executor exec;
-  MemoryQosStrategy strategy;
+  MemoryQosPlanner strategy;
 };
 
 }  // namespace
