@@ -11,6 +11,9 @@
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_mounts.h"
 #include "metrics/proc_parsers.h"
+#include "qos/cpu_burst.h"
+#include "qos/cpu_suppress.h"
+#include "qos/memory_qos.h"
 #include "version.h"
 
 namespace koord {
@@ -240,28 +243,35 @@ void Agent::pollConfig() {
 QosManagerConfig Agent::qosConfig() const {
   QosManagerConfig qc;
   qc.cgroupRoot = opts_.paths.cgroupRoot;
-  qc.suppressInterval = std::chrono::seconds(opts_.cpuSuppressIntervalSeconds);
-  qc.burstInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  // Without even the CPU count (neither sysfs nor /proc/stat) suppress has no
-  // capacity; burst runs (its share-pool check then holds quotas); memory QoS
-  // needs neither.
-  qc.suppressGate = topology_ && opts_.featureGates.enabled("BECPUSuppress");
-  qc.burstGate = opts_.featureGates.enabled("CPUBurst");
-  qc.memoryInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  qc.memoryGate = opts_.featureGates.enabled("CgroupReconcile");
   qc.pageSize = sys_.pageSize;
   qc.nodeAllocatableMemory = opts_.nodeAllocatableMemory;
-  qc.memorySoftLimitFallback = opts_.memoryQosV1SoftLimit;
   qc.reservation = reservation_;
   qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
                                                                   : CpuManagerPolicy::kNone;
-  // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
-  qc.hooksInterval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
-  qc.batchResourceGate = opts_.featureGates.enabled("BatchResource");
-  qc.cpusetAllocatorGate = opts_.featureGates.enabled("CPUSetAllocator");
-  qc.resctrlGate = opts_.featureGates.enabled("RdtResctrl");
-  qc.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  // CPU burst's share-pool window (koordlet: 5 reconcile intervals, at most 10 s).
+  qc.nodeCpuAvgWindow = std::min<std::chrono::nanoseconds>(
+      5 * std::chrono::seconds(opts_.reconcileIntervalSeconds), std::chrono::seconds(10));
   return qc;
+}
+
+HookGates Agent::hookGates() const {
+  const bool reconcile = opts_.reconcileIntervalSeconds > 0;
+  HookGates g;
+  g.batchResource = opts_.featureGates.enabled("BatchResource");
+  g.cpusetAllocator = opts_.featureGates.enabled("CPUSetAllocator");
+  g.resctrl = opts_.featureGates.enabled("RdtResctrl");
+  g.cpuBurst = opts_.featureGates.enabled("CPUBurst") && reconcile;
+  g.cpuSuppress = suppressGate() && opts_.cpuSuppressIntervalSeconds > 0;
+  g.memoryQos = opts_.featureGates.enabled("CgroupReconcile") && reconcile;
+  g.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  return g;
+}
+
+bool Agent::suppressGate() const {
+  // Without even the CPU count (neither sysfs nor /proc/stat) suppress has no
+  // capacity; burst runs (its share-pool check then holds quotas); memory QoS
+  // needs neither.
+  return topology_ && opts_.featureGates.enabled("BECPUSuppress");
 }
 
 void Agent::startQos() {
@@ -305,19 +315,28 @@ void Agent::startQos() {
                          : "; --memory-qos-v1-soft-limit offers a soft-limit fallback for BE");
   }
 
-  const QosManagerConfig qc = qosConfig();
-  qos_ = std::make_unique<QosManager>(
-      qc, *layout_, topology_ ? *topology_ : CpuTopology{}, *executor_, *clock_,
-      static_cast<uint32_t>(clock_->now().time_since_epoch().count()));
-  KLOG_INFO << "QoS manager: CPU suppress " << (qc.suppressGate ? "gate on" : "gate off")
+  qos_ = std::make_unique<QosManager>(qosConfig(), *layout_, topology_ ? *topology_ : CpuTopology{},
+                                      *executor_, *clock_);
+  // The strategies, one line each, in the order they run.
+  const auto reconcile = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  const bool burstGate = opts_.featureGates.enabled("CPUBurst");
+  const HookGates hooks = hookGates();
+  qos_->add(std::make_unique<CpuSuppressStrategy>(
+      std::chrono::seconds(opts_.cpuSuppressIntervalSeconds), suppressGate()));
+  qos_->add(std::make_unique<CpuBurstStrategy>(
+      reconcile, burstGate, static_cast<uint32_t>(clock_->now().time_since_epoch().count())));
+  qos_->add(std::make_unique<MemoryQosStrategy>(reconcile, memoryGate, *layout_,
+                                                opts_.memoryQosV1SoftLimit));
+  // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
+  qos_->add(std::make_unique<HookReconcileStrategy>(reconcile, hooks));
+  KLOG_INFO << "QoS manager: CPU suppress " << (suppressGate() ? "gate on" : "gate off")
             << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
-            << (qc.burstGate ? "gate on" : "gate off") << " every "
-            << opts_.reconcileIntervalSeconds << "s, memory QoS "
-            << (memoryGate ? "gate on" : "gate off") << ", runtime hooks "
-            << (qc.batchResourceGate || qc.cpusetAllocatorGate ? "on" : "off") << ", "
+            << (burstGate ? "gate on" : "gate off") << " every " << opts_.reconcileIntervalSeconds
+            << "s, memory QoS " << (memoryGate ? "gate on" : "gate off") << ", runtime hooks "
+            << (hooks.batchResource || hooks.cpusetAllocator ? "on" : "off") << ", "
             << (!topology_ ? std::string("no CPU count")
-                : std::to_string(topology_->count()) + " CPUs" +
-                      (topology_->placement ? "" : " (ids only, from /proc/stat)"))
+                           : std::to_string(topology_->count()) + " CPUs" +
+                                 (topology_->placement ? "" : " (ids only, from /proc/stat)"))
             << (opts_.dryRun ? ", dry-run" : "");
 
   resctrl::ResctrlManagerConfig rc;
@@ -344,39 +363,29 @@ void Agent::runQos() {
   if (opts_.nodeAllocatableMemory <= 0 && lastNode_ && lastNode_->memory) {
     qos_->setNodeAllocatableMemory(static_cast<int64_t>(lastNode_->memory->memTotalBytes));
   }
-  QosRound round = qos_->runDue(informer_.pods(), cache_, config_.current());
-  if (round.suppress) {
-    const SuppressResult& r = *round.suppress;
-    const bool active = qos_->config().suppressGate && config_.current().threshold.enable;
-    exporter_.recordSuppress(active, toString(r.policy), r.suppressCores, r.lsUsedCores,
-                             r.beUsedCores);
-    exporter_.recordStrategy("cpu_suppress", round.suppressSeconds.value_or(0));
-    KLOG_V(4) << "cpu suppress: " << (r.skipped.empty() ? "applied" : r.skipped) << ", "
-              << r.writes.size() << " intended writes";
+  const NodeSloSpec& spec = config_.current();
+  QosRound round = qos_->runDue(informer_.pods(), cache_, spec);
+  // Every strategy that ran: its duration, and its problems once per streak.
+  for (const StrategyReport& r : round.ran) {
+    exporter_.recordStrategy(r.name, r.seconds);
+    for (const std::string& e : r.errors) {
+      failures_.failure(r.name + " " + failureKey(e), Severity::kWarning, e);
+    }
   }
-  if (round.burst) {
-    for (const BurstMetric& m : round.burst->metrics) {
+  // The strategies' own metrics.
+  if (const auto* r = round.result<SuppressResult>(CpuSuppressStrategy::kName)) {
+    // It ran, so its gate is on: NodeSLO's enable decides whether it suppresses.
+    exporter_.recordSuppress(spec.threshold.enable, toString(r->policy), r->suppressCores,
+                             r->lsUsedCores, r->beUsedCores);
+    KLOG_V(4) << "cpu suppress: " << (r->skipped.empty() ? "applied" : r->skipped) << ", "
+              << r->writes.size() << " intended writes";
+  }
+  if (const auto* r = round.result<BurstResult>(CpuBurstStrategy::kName)) {
+    for (const BurstMetric& m : r->metrics) {
       exporter_.recordScaledCfs(
           {m.pod->ns, m.pod->name, m.containerId, m.container->name, m.burstUs, m.quotaUs});
     }
     exporter_.endBurstRound();
-    exporter_.recordStrategy("cpu_burst", round.burstSeconds.value_or(0));
-    for (const Error& e : round.burst->errors) {
-      failures_.failure("cpu burst annotation " + failureKey(e.message), Severity::kWarning,
-                        e.message);
-    }
-  }
-  if (round.memory) {
-    exporter_.recordStrategy("memory_qos", round.memorySeconds.value_or(0));
-    for (const std::string& e : round.memory->errors) {
-      failures_.failure("memory qos " + failureKey(e), Severity::kWarning, e);
-    }
-  }
-  if (round.hooks) {
-    exporter_.recordStrategy("runtime_hooks", round.hooksSeconds.value_or(0));
-    for (const std::string& e : round.hooks->errors) {
-      failures_.failure("runtime hooks " + failureKey(e), Severity::kWarning, e);
-    }
   }
   runResctrl();
 }
@@ -736,11 +745,12 @@ void Agent::startNri() {
 }
 
 HookContext Agent::hookContext() const {
-  if (qos_) return qos_->hookContext(config_.current());
+  if (qos_) return koord::hookContext(hookGates(), config_.current(), qos_->node());
   // Before the cgroup layout is known the QoS manager does not exist; the hooks
   // still answer, from the same config (no unified v2 values, no resctrl class:
   // neither the cgroup version nor resctrl is known yet).
-  return baseHookContext(qosConfig(), config_.current());
+  return baseHookContext(hookGates(), config_.current(), sys_.pageSize,
+                         opts_.nodeAllocatableMemory);
 }
 
 void Agent::publishHookState() {
@@ -750,7 +760,7 @@ void Agent::publishHookState() {
   in.configGeneration = config_.generation();
   in.layoutKnown = layout_.has_value();
   in.resctrlReady = resctrl_ && resctrl_->status() == resctrl::ResctrlStatus::kReady;
-  in.nodeAllocatableMemory = qos_ ? qos_->config().nodeAllocatableMemory : 0;
+  in.nodeAllocatableMemory = qos_ ? qos_->node().nodeAllocatableMemory : 0;
   if (hookInputs_ && *hookInputs_ == in) return;  // nothing a hook reads changed
   hookInputs_ = in;
   if (qos_) qos_->setResctrlReady(in.resctrlReady);

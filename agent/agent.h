@@ -28,6 +28,7 @@
 #include "nri/nri_client.h"
 #include "nri/nri_hooks.h"
 #include "qos/config_watcher.h"
+#include "qos/hook_reconcile.h"
 #include "qos/qos_manager.h"
 #include "qos/resctrl_manager.h"
 
@@ -70,6 +71,8 @@ class Agent {
   // The executor and the QoS manager, once the cgroup layout is known.
   void startQos();
   QosManagerConfig qosConfig() const;  // from the options, the topology and reservation
+  HookGates hookGates() const;         // from the options and the topology
+  bool suppressGate() const;           // BECPUSuppress, and a CPU count to suppress from
   void runQos();
   void runResctrl();
   void collectResctrl();

@@ -29,6 +29,8 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "qos/hook_reconcile.h"
+#include "qos/memory_qos.h"
 #include "qos/qos_manager.h"
 #include "qos/resctrl_manager.h"
 #include "tests/support/fake_resctrl_kernel.h"
@@ -183,11 +185,15 @@ int main(int argc, char** argv) {
   Executor executor(ec, node.layout, support, clock, failures);
   QosManagerConfig qc;
   qc.cgroupRoot = node.paths.cgroupRoot;
-  qc.suppressInterval = 0s;
-  qc.burstInterval = 0s;
-  qc.memoryGate = true;
   qc.nodeAllocatableMemory = 64 * 1024 * kMi;
-  QosManager qos(qc, node.layout, CpuTopology{}, executor, clock, 1);
+  QosManager qos(qc, node.layout, CpuTopology{}, executor, clock);
+  // Memory QoS and the runtime hooks' reconciler at their defaults; no CPU strategy.
+  HookGates hooks;
+  hooks.cpuBurst = false;
+  hooks.cpuSuppress = false;
+  hooks.memoryQos = true;
+  qos.add(std::make_unique<MemoryQosStrategy>(1s, true, node.layout, false));
+  qos.add(std::make_unique<HookReconcileStrategy>(1s, hooks));
   resctrl::ResctrlManagerConfig rc;
   rc.paths = node.paths;
   rc.stateFile = (root / "var-run" / "resctrl-groups").string();
@@ -211,7 +217,8 @@ int main(int argc, char** argv) {
     resctrl::ResctrlRound r = rdt.runDue(node.pods, spec.qos);
     const auto t2 = std::chrono::steady_clock::now();
     const double cpu = cpuMs() - cpu0;
-    if (!q.memory || !r.ran || r.status != resctrl::ResctrlStatus::kReady) {
+    if (!q.report(MemoryQosStrategy::kName) || !r.ran ||
+        r.status != resctrl::ResctrlStatus::kReady) {
       std::fprintf(stderr, "round %s did not run (resctrl %s)\n", name,
                    resctrl::statusName(r.status));
       std::exit(1);

@@ -342,4 +342,12 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
   return out;
 }
 
+StrategyOutcome CpuBurstStrategy::run(const StrategyContext& ctx) {
+  BurstResult r = burst_.run(ctx.snapshot, ctx.spec.cpuBurst, true, ctx.current);
+  StrategyOutcome out{r.writes, {}, {}};
+  for (const Error& e : r.errors) out.errors.push_back(e.message);
+  out.result = std::move(r);
+  return out;
+}
+
 }  // namespace koord

@@ -34,6 +34,7 @@
 #include "cgroupfs/executor.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
+#include "qos/strategy.h"
 
 namespace koord {
 
@@ -107,6 +108,29 @@ class CpuBurst {
   void recycleLimiters(const QosSnapshot& snap);
   std::mt19937 rng_;
   std::map<std::string, Limiter> limiters_;  // by container id
+};
+
+// CpuBurst on the manager's schedule, enabled with the gate. Its round's result:
+// BurstResult (the per-container values koordlet_container_scaled_cfs_* export);
+// bad annotations are its errors.
+class CpuBurstStrategy final : public QosStrategy {
+ public:
+  static constexpr std::string_view kName = "cpu_burst";
+  // interval: --reconcile-interval-seconds; gate: CPUBurst; seed: CpuBurst's.
+  CpuBurstStrategy(std::chrono::nanoseconds interval, bool gate,
+                   uint32_t seed = std::random_device{}())
+      : interval_(interval), gate_(gate), burst_(seed) {}
+
+  std::string_view name() const override { return kName; }
+  std::string_view owner() const override { return kOwnerCpuBurst; }
+  std::chrono::nanoseconds interval() const override { return interval_; }
+  bool enabled(const NodeSloSpec&) const override { return gate_; }
+  StrategyOutcome run(const StrategyContext& ctx) override;
+
+ private:
+  std::chrono::nanoseconds interval_;
+  bool gate_;
+  CpuBurst burst_;
 };
 
 }  // namespace koord

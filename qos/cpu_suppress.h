@@ -40,6 +40,7 @@
 #include "cgroupfs/executor.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
+#include "qos/strategy.h"
 
 namespace koord {
 
@@ -85,6 +86,29 @@ class CpuSuppress {
                       const CurrentValues& current, std::vector<CgroupWrite>& out);
   Recovery quotaRecovery_ = Recovery::kNeeded;
   Recovery cpusetRecovery_ = Recovery::kNeeded;
+};
+
+// CpuSuppress on the manager's schedule. Enabled with the gate; with the gate on,
+// NodeSLO's resourceUsedThresholdWithBE.enable decides between suppressing and
+// recovering. Its round's result: SuppressResult.
+class CpuSuppressStrategy final : public QosStrategy {
+ public:
+  static constexpr std::string_view kName = "cpu_suppress";
+  // interval: --cpu-suppress-interval-seconds; gate: BECPUSuppress (and the node's
+  // CPU count known).
+  CpuSuppressStrategy(std::chrono::nanoseconds interval, bool gate)
+      : interval_(interval), gate_(gate) {}
+
+  std::string_view name() const override { return kName; }
+  std::string_view owner() const override { return kOwnerCpuSuppress; }
+  std::chrono::nanoseconds interval() const override { return interval_; }
+  bool enabled(const NodeSloSpec&) const override { return gate_; }
+  StrategyOutcome run(const StrategyContext& ctx) override;
+
+ private:
+  std::chrono::nanoseconds interval_;
+  bool gate_;
+  CpuSuppress suppress_;
 };
 
 }  // namespace koord

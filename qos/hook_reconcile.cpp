@@ -57,4 +57,35 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
   return out;
 }
 
+HookContext baseHookContext(const HookGates& gates, const NodeSloSpec& spec, int64_t pageSize,
+                            int64_t nodeAllocatableMemory) {
+  HookContext ctx;
+  ctx.spec = &spec;
+  ctx.batchResource = gates.batchResource;
+  ctx.cpusetAllocator = gates.cpusetAllocator;
+  ctx.cpuBurst = gates.cpuBurst;
+  ctx.disableUnsetCpuQuota = gates.disableUnsetCpuQuota;
+  // koordlet: forced -1 while suppress runs with policy cfsQuota (gate and NodeSLO).
+  ctx.suppressCfsQuota = gates.cpuSuppress && spec.threshold.enable &&
+                         spec.threshold.cpuSuppressPolicy == CpuSuppressPolicy::kCfsQuota;
+  ctx.nodeAllocatableMemory = nodeAllocatableMemory;
+  ctx.pageSize = pageSize;
+  return ctx;
+}
+
+HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const NodeFacts& node) {
+  HookContext ctx = baseHookContext(gates, spec, node.pageSize, node.nodeAllocatableMemory);
+  ctx.version = node.version;
+  ctx.resctrl = gates.resctrl && node.resctrlReady;
+  ctx.cpuBurst =
+      ctx.cpuBurst && (node.version != CgroupVersion::kV2 || node.support.has(Knob::kCpuBurst));
+  ctx.memoryQos = gates.memoryQos && node.memoryQosKernel;
+  return ctx;
+}
+
+StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
+  HookReconcileResult r = reconcileHooks(ctx.snapshot, hookContext(gates_, ctx.spec, ctx.node));
+  return StrategyOutcome{r.writes, r.errors, std::move(r)};
+}
+
 }  // namespace koord

@@ -13,12 +13,16 @@
 // stay disjoint.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cgroupfs/executor.h"
 #include "qos/runtime_hooks.h"
 #include "qos/snapshot.h"
+#include "qos/strategy.h"
 
 namespace koord {
 
@@ -30,5 +34,51 @@ struct HookReconcileResult {
 };
 
 HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx);
+
+// What the hooks take from the feature gates and flags: their own gates, and
+// whether the strategies whose values they mirror run (a gate on with a positive
+// interval).
+struct HookGates {
+  bool batchResource = true;          // BatchResource
+  bool cpusetAllocator = true;        // CPUSetAllocator
+  bool resctrl = true;                // RdtResctrl (and resctrl ready: NodeFacts)
+  bool cpuBurst = true;               // CPUBurst, reconcile interval > 0
+  bool cpuSuppress = true;            // BECPUSuppress, suppress interval > 0
+  bool memoryQos = false;             // CgroupReconcile, reconcile interval > 0
+  bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
+};
+
+// The hook context's fields that follow from the gates and the NodeSLO spec alone
+// (suppress forcing -1, memory sizes); what the kernel tells (cgroup version, burst
+// file, memory QoS, resctrl) is left unset. spec must outlive the context.
+HookContext baseHookContext(const HookGates& gates, const NodeSloSpec& spec, int64_t pageSize,
+                            int64_t nodeAllocatableMemory);
+// The full context: what the reconciler and the NRI plugin both decide from (the
+// agent publishes the same context in its HookState, so both compute the same
+// values).
+HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const NodeFacts& node);
+
+// The reconciler on the manager's schedule, enabled while BatchResource or
+// CPUSetAllocator is on. Its round's result: HookReconcileResult.
+class HookReconcileStrategy final : public QosStrategy {
+ public:
+  static constexpr std::string_view kName = "runtime_hooks";
+  // interval: --reconcile-interval-seconds (koordlet reconciles on every pods sync
+  // and a 10 s timer; here on its own interval, like the other strategies).
+  HookReconcileStrategy(std::chrono::nanoseconds interval, HookGates gates)
+      : interval_(interval), gates_(gates) {}
+
+  std::string_view name() const override { return kName; }
+  std::string_view owner() const override { return kOwnerRuntimeHooks; }
+  std::chrono::nanoseconds interval() const override { return interval_; }
+  bool enabled(const NodeSloSpec&) const override {
+    return gates_.batchResource || gates_.cpusetAllocator;
+  }
+  StrategyOutcome run(const StrategyContext& ctx) override;
+
+ private:
+  std::chrono::nanoseconds interval_;
+  HookGates gates_;
+};
 
 }  // namespace koord

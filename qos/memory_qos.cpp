@@ -224,11 +224,6 @@ Result<MemoryQos> mergeMemoryQosAnnotation(const MemoryQos& classBlock, const Me
   return merged->cfg;
 }
 
-bool memoryQosSupported(const KnobSupport& support) {
-  return support.has(Knob::kMemoryMin) && support.has(Knob::kMemoryLow) &&
-         support.has(Knob::kMemoryHigh);
-}
-
 MemoryQosResult MemoryQosPlanner::run(const QosSnapshot& snap, const ResourceQosStrategy& config,
                                       const MemoryQosOptions& options) const {
   const bool enabled = options.enabled;
@@ -355,6 +350,17 @@ MemoryQosResult MemoryQosPlanner::run(const QosSnapshot& snap, const ResourceQos
   }
   result.writes.insert(result.writes.end(), podWrites.begin(), podWrites.end());
   return result;
+}
+
+StrategyOutcome MemoryQosStrategy::run(const StrategyContext& ctx) {
+  MemoryQosOptions options;
+  options.enabled = true;
+  options.pageSize = ctx.node.pageSize;
+  options.nodeAllocatableMemory = ctx.node.nodeAllocatableMemory;
+  options.support = ctx.node.support;
+  options.softLimitFallback = softLimitFallback_;
+  MemoryQosResult r = planner_.run(ctx.snapshot, ctx.spec.qos, options);
+  return StrategyOutcome{r.writes, r.errors, std::move(r)};
 }
 
 }  // namespace koord

@@ -109,6 +109,7 @@
 #include "cgroupfs/layout.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
+#include "qos/strategy.h"
 
 namespace koord {
 
@@ -144,10 +145,6 @@ struct MemoryQosOptions {
   bool softLimitFallback = false;
 };
 
-// memory.min, memory.low and memory.high all exist (vanilla v2, Anolis v1): what
-// koordlet_feature_supported{feature="memory_qos"} reports.
-bool memoryQosSupported(const KnobSupport& support);
-
 class MemoryQosPlanner {
  public:
   // The layout gives the kube-QoS dirs (the snapshot only carries the besteffort one).
@@ -159,6 +156,34 @@ class MemoryQosPlanner {
 
  private:
   CgroupLayout layout_;
+};
+
+// MemoryQosPlanner on the manager's schedule, enabled with the gate, with the
+// node's page size, allocatable memory and knob support. Its round's result:
+// MemoryQosResult; its problems (bad annotations, a round skipped) are its errors.
+class MemoryQosStrategy final : public QosStrategy {
+ public:
+  static constexpr std::string_view kName = "memory_qos";
+  // interval: --reconcile-interval-seconds; gate: CgroupReconcile;
+  // softLimitFallback: --memory-qos-v1-soft-limit.
+  MemoryQosStrategy(std::chrono::nanoseconds interval, bool gate, CgroupLayout layout,
+                    bool softLimitFallback)
+      : interval_(interval),
+        gate_(gate),
+        softLimitFallback_(softLimitFallback),
+        planner_(std::move(layout)) {}
+
+  std::string_view name() const override { return kName; }
+  std::string_view owner() const override { return kOwnerMemoryQos; }
+  std::chrono::nanoseconds interval() const override { return interval_; }
+  bool enabled(const NodeSloSpec&) const override { return gate_; }
+  StrategyOutcome run(const StrategyContext& ctx) override;
+
+ private:
+  std::chrono::nanoseconds interval_;
+  bool gate_;
+  bool softLimitFallback_;
+  MemoryQosPlanner planner_;
 };
 
 }  // namespace koord

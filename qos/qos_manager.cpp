@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 
 #include "base/log.h"
 
@@ -27,49 +28,36 @@ double secondsSince(const Clock& clock, Clock::Monotonic start) {
 }  // namespace
 
 QosManager::QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology topology,
-                       Executor& executor, const Clock& clock, uint32_t burstSeed)
+                       Executor& executor, const Clock& clock)
     : config_(std::move(config)),
       layout_(std::move(layout)),
       topology_(std::move(topology)),
       executor_(&executor),
-      clock_(&clock),
-      burst_(burstSeed),
-      memory_(layout_),
-      memoryQosKernel_(memoryQosSupported(executor.support())) {}
-
-HookContext baseHookContext(const QosManagerConfig& config, const NodeSloSpec& spec) {
-  HookContext ctx;
-  ctx.spec = &spec;
-  ctx.batchResource = config.batchResourceGate;
-  ctx.cpusetAllocator = config.cpusetAllocatorGate;
-  ctx.cpuBurst = config.burstGate && config.burstInterval.count() > 0;
-  ctx.disableUnsetCpuQuota = config.disableUnsetCpuQuota;
-  // koordlet: forced -1 while suppress runs with policy cfsQuota (gate and NodeSLO).
-  ctx.suppressCfsQuota = config.suppressGate && config.suppressInterval.count() > 0 &&
-                         spec.threshold.enable &&
-                         spec.threshold.cpuSuppressPolicy == CpuSuppressPolicy::kCfsQuota;
-  ctx.nodeAllocatableMemory = config.nodeAllocatableMemory;
-  ctx.pageSize = config.pageSize;
-  return ctx;
+      clock_(&clock) {
+  node_.version = layout_.version();
+  node_.support = executor.support();
+  node_.pageSize = config_.pageSize;
+  node_.nodeAllocatableMemory = config_.nodeAllocatableMemory;
+  node_.memoryQosKernel = memoryQosSupported(node_.support);
 }
 
-HookContext QosManager::hookContext(const NodeSloSpec& spec) const {
-  HookContext ctx = baseHookContext(config_, spec);
-  ctx.version = layout_.version();
-  ctx.resctrl = config_.resctrlGate && resctrlReady_;
-  ctx.cpuBurst = ctx.cpuBurst && (layout_.version() != CgroupVersion::kV2 ||
-                                  executor_->support().has(Knob::kCpuBurst));
-  ctx.memoryQos = config_.memoryGate && config_.memoryInterval.count() > 0 && memoryQosKernel_;
-  return ctx;
+void QosManager::addStrategy(std::unique_ptr<QosStrategy> strategy) {
+  for (const Entry& e : strategies_) {
+    // Two strategies under one name would share a report and a metric: a wiring bug.
+    if (e.strategy->name() == strategy->name()) {
+      throw std::logic_error("QoS strategy registered twice: " + std::string(strategy->name()));
+    }
+  }
+  strategies_.push_back(Entry{std::move(strategy), std::nullopt});
 }
 
-bool QosManager::due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
-                     Clock::Monotonic now) const {
+bool QosManager::due(Entry& entry, Clock::Monotonic now) const {
+  const std::chrono::nanoseconds interval = entry.strategy->interval();
   if (interval.count() <= 0) return false;
   // A quarter interval of slack: collection rounds arrive with jitter, and a
   // strategy due 5 ms from now must not wait a whole extra round.
-  if (last && now - *last < interval - interval / 4) return false;
-  last = now;
+  if (entry.last && now - *entry.last < interval - interval / 4) return false;
+  entry.last = now;
   return true;
 }
 
@@ -123,8 +111,7 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
   snap.reservation = config_.reservation;
   snap.cpuManagerPolicy = config_.cpuManagerPolicy;
   snap.nodeCpuCores = sampleOf(cache, MetricKind::kNodeCpuCores, "");
-  const auto window =
-      std::min<std::chrono::nanoseconds>(5 * config_.burstInterval, std::chrono::seconds(10));
+  const auto window = config_.nodeCpuAvgWindow;
   snap.nodeCpuAvgCores = cache.query(
       SeriesKey{MetricKind::kNodeCpuCores, "", ""}, Aggregation::kAvg,
       snap.at - std::chrono::duration_cast<Clock::Monotonic::duration>(window), snap.at);
@@ -164,50 +151,31 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
                             const NodeSloSpec& spec) {
   QosRound round;
   const Clock::Monotonic now = clock_->now();
-  // A gate that is off costs nothing: no snapshot for it, no write, no reset
-  // (koordlet writes nothing for BECPUSuppress, CPUBurst or CgroupReconcile off;
-  // NodeSLO's enable: false, with the gate on, is what recovers suppression).
-  const bool runSuppress =
-      config_.suppressGate && due(lastSuppress_, config_.suppressInterval, now);
-  const bool runBurst = config_.burstGate && due(lastBurst_, config_.burstInterval, now);
-  const bool runMemory = config_.memoryGate && due(lastMemory_, config_.memoryInterval, now);
-  const bool runHooks = (config_.batchResourceGate || config_.cpusetAllocatorGate) &&
-                        due(lastHooks_, config_.hooksInterval, now);
-  if (!runSuppress && !runBurst && !runMemory && !runHooks) return round;
+  // A strategy that is not enabled costs nothing: no snapshot for it, no write, no
+  // reset, and its interval does not start (koordlet writes nothing for a feature
+  // gate that is off; a strategy that recovers when the NodeSLO spec turns it off
+  // stays enabled and recovers in its run, strategy.h).
+  std::vector<Entry*> running;
+  for (Entry& e : strategies_) {
+    if (e.strategy->enabled(spec) && due(e, now)) running.push_back(&e);
+  }
+  if (running.empty()) return round;
 
   const QosSnapshot snap = snapshot(pods, cache);
-  if (runSuppress) {
+  for (Entry* e : running) {
+    QosStrategy& strategy = *e->strategy;
     const auto start = clock_->now();
     ExecutorValues current(*executor_);
-    // With the gate on, NodeSLO's resourceUsedThresholdWithBE.enable decides.
-    round.suppress = suppress_.run(snap, spec.threshold, spec.threshold.enable, current);
-    round.writes += executor_->apply(round.suppress->writes);
-    round.suppressSeconds = secondsSince(*clock_, start);
-  }
-  if (runBurst) {
-    const auto start = clock_->now();
-    ExecutorValues current(*executor_);
-    round.burst = burst_.run(snap, spec.cpuBurst, true, current);
-    round.writes += executor_->apply(round.burst->writes);
-    round.burstSeconds = secondsSince(*clock_, start);
-  }
-  if (runMemory) {
-    const auto start = clock_->now();
-    MemoryQosOptions options;
-    options.enabled = true;
-    options.pageSize = config_.pageSize;
-    options.nodeAllocatableMemory = config_.nodeAllocatableMemory;
-    options.support = executor_->support();
-    options.softLimitFallback = config_.memorySoftLimitFallback;
-    round.memory = memory_.run(snap, spec.qos, options);
-    round.writes += executor_->apply(round.memory->writes);
-    round.memorySeconds = secondsSince(*clock_, start);
-  }
-  if (runHooks) {
-    const auto start = clock_->now();
-    round.hooks = reconcileHooks(snap, hookContext(spec));
-    round.writes += executor_->apply(round.hooks->writes);
-    round.hooksSeconds = secondsSince(*clock_, start);
+    StrategyOutcome outcome = strategy.run(StrategyContext{snap, spec, current, node_});
+    for (CgroupWrite& w : outcome.writes) w.owner = std::string(strategy.owner());
+    StrategyReport report;
+    report.name = std::string(strategy.name());
+    report.writes = executor_->apply(std::move(outcome.writes));
+    report.errors = std::move(outcome.errors);
+    report.result = std::move(outcome.result);
+    report.seconds = secondsSince(*clock_, start);
+    round.writes += report.writes;
+    round.ran.push_back(std::move(report));
   }
   return round;
 }

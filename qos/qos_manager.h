@@ -1,16 +1,20 @@
-// QosManager: runs the QoS strategies on their intervals and hands their intended
-// writes to the one executor. It gathers each strategy's snapshot from the pod
-// list, the metric cache (the newest samples, with their times), the CPU topology
-// and the node's reservation, and reads the current knob values a strategy steps
-// from through the executor.
+// QosManager: runs the registered QoS strategies (strategy.h) on their intervals
+// and hands their intended writes to the one executor, tagged with the strategy's
+// owner. It gathers the strategies' snapshot from the pod list, the metric cache
+// (the newest samples, with their times), the CPU topology and the node's
+// reservation, and reads the current knob values a strategy steps from through the
+// executor. It knows no strategy by name: the agent registers them (add()), and
+// reads each one's own outcome back from the round.
 //
-// Scheduling: the agent calls runDue() right after each collection round, and a
-// strategy runs when its interval has elapsed since its last run (within a quarter
-// interval of jitter). A strategy therefore never runs more often than new samples
-// arrive, and acts on samples at most one collection old: an LS load step reaches
-// the BE cgroups within two collection intervals.
+// Scheduling: the agent calls runDue() right after each collection round, and an
+// enabled strategy runs when its interval has elapsed since its last run (within a
+// quarter interval of jitter), in the order registered. A strategy therefore never
+// runs more often than new samples arrive, and acts on samples at most one
+// collection old: an LS load step reaches the BE cgroups within two collection
+// intervals.
 //
-// One owner per knob per cgroup, so two strategies can never fight over a value:
+// One owner per knob per cgroup, so two strategies can never fight over a value
+// (the strategies the agent registers, and what each owns):
 //   cpu-suppress  besteffort dir: cpu.cfs_quota_us, cpuset.cpus;
 //                 BE pod and container dirs: cpuset.cpus
 //   cpu-burst     pod and container dirs of pods that are not LSE/LSR/BE and have
@@ -32,51 +36,38 @@
 // strategies apart over long pauses.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
-#include "kube/pod.h"
 #include "cgroupfs/executor.h"
 #include "cgroupfs/layout.h"
+#include "kube/pod.h"
 #include "metrics/cpu_topology.h"
 #include "metrics/metric_cache.h"
-#include "qos/cpu_burst.h"
-#include "qos/cpu_suppress.h"
-#include "qos/hook_reconcile.h"
-#include "qos/memory_qos.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
+#include "qos/strategy.h"
 
 namespace koord {
 
 struct QosManagerConfig {
   std::string cgroupRoot;  // --cgroup-root-dir: where the besteffort tree is listed
-  std::chrono::nanoseconds suppressInterval =
-      std::chrono::seconds(1);  // --cpu-suppress-interval-seconds
-  std::chrono::nanoseconds burstInterval = std::chrono::seconds(1);  // --reconcile-interval-seconds
-  bool suppressGate = true;                                          // BECPUSuppress
-  bool burstGate = true;                                             // CPUBurst
-  // Memory QoS (CgroupReconcile) runs on the reconcile interval, as koordlet's.
-  std::chrono::nanoseconds memoryInterval = std::chrono::seconds(1);
-  bool memoryGate = false;  // CgroupReconcile (koordlet: alpha, off)
+  // The node's page size and allocatable memory as known at start: NodeFacts'
+  // first values (strategy.h).
   int64_t pageSize = 4096;
-  // Bytes: --node-allocatable-memory, else the node's MemTotal (the agent fills it
-  // in from the first node collection). 0: not known yet; memory QoS waits.
   int64_t nodeAllocatableMemory = 0;
-  bool memorySoftLimitFallback = false;  // --memory-qos-v1-soft-limit
   NodeReservation reservation;
   CpuManagerPolicy cpuManagerPolicy = CpuManagerPolicy::kNone;
-  // Runtime hooks reconciler (hook_reconcile.h). koordlet reconciles on every pods
-  // sync and a 10 s timer; here on its own interval, like the other strategies.
-  std::chrono::nanoseconds hooksInterval = std::chrono::seconds(1);
-  bool batchResourceGate = true;      // BatchResource
-  bool cpusetAllocatorGate = true;    // CPUSetAllocator
-  bool resctrlGate = true;            // RdtResctrl (and resctrl ready: setResctrlReady)
-  bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
+  // The window of the snapshot's average node usage (QosSnapshot::nodeCpuAvgCores):
+  // the agent gives min(5 × reconcile interval, 10 s), koordlet's share-pool window.
+  std::chrono::nanoseconds nodeCpuAvgWindow = std::chrono::seconds(5);
 };
 
 // CurrentValues through the executor's reader, memoised for one round: a strategy
@@ -99,51 +90,71 @@ class ExecutorValues final : public CurrentValues {
   mutable std::map<std::pair<std::string, Knob>, std::optional<KnobValue>> memo_;
 };
 
-struct QosRound {
-  std::optional<SuppressResult> suppress;  // set when suppress ran this round
-  std::optional<double> suppressSeconds;
-  std::optional<BurstResult> burst;  // set when burst ran this round
-  std::optional<double> burstSeconds;
-  std::optional<MemoryQosResult> memory;  // set when memory QoS ran this round
-  std::optional<double> memorySeconds;
-  std::optional<HookReconcileResult> hooks;  // set when the hooks reconciler ran
-  std::optional<double> hooksSeconds;
-  ExecutorStats writes;  // what the executor did with this round's writes
+// One strategy's run in a round.
+struct StrategyReport {
+  std::string name;      // QosStrategy::name()
+  double seconds = 0;    // run and write, by the manager's clock
+  ExecutorStats writes;  // what the executor did with this strategy's writes
+  std::vector<std::string> errors;
+  std::any result;  // the strategy's own result type
 };
 
-// The hook context's fields that follow from the config and the NodeSLO spec alone
-// (gates, --disable-unset-cpu-quota, suppress forcing -1, memory sizes); what the
-// kernel tells (cgroup version, burst file, memory QoS, resctrl) is left unset.
-HookContext baseHookContext(const QosManagerConfig& config, const NodeSloSpec& spec);
+struct QosRound {
+  std::vector<StrategyReport> ran;  // the strategies that ran, in registration order
+  ExecutorStats writes;             // what the executor did with this round's writes
+
+  // The report of the strategy named `name`, when it ran this round.
+  const StrategyReport* report(std::string_view name) const {
+    for (const StrategyReport& r : ran) {
+      if (r.name == name) return &r;
+    }
+    return nullptr;
+  }
+  // Its own result, when it ran and its result is a T.
+  template <class T>
+  const T* result(std::string_view name) const {
+    const StrategyReport* r = report(name);
+    return r ? std::any_cast<T>(&r->result) : nullptr;
+  }
+};
 
 class QosManager {
  public:
-  // A non-positive interval disables its strategy (koordlet: Enabled() = gate && interval > 0).
   QosManager(QosManagerConfig config, CgroupLayout layout, CpuTopology topology, Executor& executor,
-             const Clock& clock, uint32_t burstSeed);
+             const Clock& clock);
 
-  // Runs the strategies that are due, hands their writes to the executor.
+  // Registers a strategy; they run in the order added. Returns it, for a caller
+  // that wants to keep a view of it (tests). Names must be unique.
+  template <class S>
+  S& add(std::unique_ptr<S> strategy) {
+    S& ref = *strategy;
+    addStrategy(std::move(strategy));
+    return ref;
+  }
+
+  // Runs the strategies that are enabled and due, hands their writes to the executor.
   QosRound runDue(const std::vector<Pod>& pods, const MetricCache& cache, const NodeSloSpec& spec);
 
   // The snapshot a strategy would see now (tests, and GET /config's diagnostics).
   QosSnapshot snapshot(const std::vector<Pod>& pods, const MetricCache& cache) const;
 
   const QosManagerConfig& config() const { return config_; }
+  // What strategies (and the runtime hooks' context) know of the node.
+  const NodeFacts& node() const { return node_; }
   // MemTotal from the node collector when no --node-allocatable-memory was given.
-  void setNodeAllocatableMemory(int64_t bytes) { config_.nodeAllocatableMemory = bytes; }
-
-  // What the runtime hooks decide from, for this manager's reconciler and for the
-  // NRI plugin (the agent publishes the same context in its HookState, so both
-  // compute the same values). spec must outlive the context.
-  HookContext hookContext(const NodeSloSpec& spec) const;
+  void setNodeAllocatableMemory(int64_t bytes) { node_.nodeAllocatableMemory = bytes; }
   // Resctrl detected and mounted (the resctrl manager knows; default false).
-  void setResctrlReady(bool ready) { resctrlReady_ = ready; }
+  void setResctrlReady(bool ready) { node_.resctrlReady = ready; }
   // Whether the kernel has memory.min/low/high; defaults to the executor's probe.
-  void setMemoryQosSupported(bool supported) { memoryQosKernel_ = supported; }
+  void setMemoryQosSupported(bool supported) { node_.memoryQosKernel = supported; }
 
  private:
-  bool due(std::optional<Clock::Monotonic>& last, std::chrono::nanoseconds interval,
-           Clock::Monotonic now) const;
+  struct Entry {
+    std::unique_ptr<QosStrategy> strategy;
+    std::optional<Clock::Monotonic> last;  // its last run
+  };
+  void addStrategy(std::unique_ptr<QosStrategy> strategy);
+  bool due(Entry& entry, Clock::Monotonic now) const;
   const std::vector<int>& pinnedCpus(const Pod& pod) const;
   // The cgroups under the besteffort dir in the cpuset hierarchy, depth 1 and 2.
   void listBesteffort(QosSnapshot& snap) const;
@@ -153,15 +164,8 @@ class QosManager {
   CpuTopology topology_;
   Executor* executor_;
   const Clock* clock_;
-  CpuSuppress suppress_;
-  CpuBurst burst_;
-  MemoryQosPlanner memory_;
-  std::optional<Clock::Monotonic> lastSuppress_;
-  std::optional<Clock::Monotonic> lastBurst_;
-  std::optional<Clock::Monotonic> lastMemory_;
-  std::optional<Clock::Monotonic> lastHooks_;
-  bool resctrlReady_ = false;
-  bool memoryQosKernel_ = false;
+  NodeFacts node_;
+  std::vector<Entry> strategies_;
   // resource-status annotation text -> its CPUs, per pod uid (the pod list changes
   // every sync, the annotation almost never; parse once).
   mutable std::map<std::string, std::pair<std::string, std::vector<int>>> pinned_;

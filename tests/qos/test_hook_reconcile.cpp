@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "base/read_file.h"
+#include "qos/cpu_burst.h"
+#include "qos/cpu_suppress.h"
 #include "qos/hook_reconcile.h"
+#include "qos/memory_qos.h"
 #include "qos/qos_manager.h"
 #include "tests/support/temp_tree.h"
 
@@ -186,6 +189,24 @@ CpuTopology fourCpus() {
   return t;
 }
 
+// The four strategies' results in one round, as the checks below read them.
+struct FourResults {
+  explicit FourResults(const QosRound& round)
+      : suppress(round.result<SuppressResult>(CpuSuppressStrategy::kName)),
+        burst(round.result<BurstResult>(CpuBurstStrategy::kName)),
+        memory(round.result<MemoryQosResult>(MemoryQosStrategy::kName)),
+        hooks(round.result<HookReconcileResult>(HookReconcileStrategy::kName)),
+        writes(round.writes) {
+    if (auto* r = round.report(HookReconcileStrategy::kName)) hooksSeconds = r->seconds;
+  }
+  const SuppressResult* suppress;
+  const BurstResult* burst;
+  const MemoryQosResult* memory;
+  const HookReconcileResult* hooks;
+  std::optional<double> hooksSeconds;
+  ExecutorStats writes;
+};
+
 }  // namespace
 
 TEST_CASE("with suppress, burst, memory QoS and the hooks in one round no knob has two owners",
@@ -221,9 +242,14 @@ TEST_CASE("with suppress, burst, memory QoS and the hooks in one round no knob h
   ec.cgroupRoot = tree.path();
   Executor exec(ec, kLayout, KnobSupport::all(), clock, failures);
   QosManagerConfig config;
-  config.memoryGate = true;
   config.nodeAllocatableMemory = 8 * kGi;
-  QosManager manager(config, kLayout, fourCpus(), exec, clock, 1);
+  QosManager manager(config, kLayout, fourCpus(), exec, clock);
+  HookGates hooks;
+  hooks.memoryQos = true;
+  manager.add(std::make_unique<CpuSuppressStrategy>(1s, true));
+  manager.add(std::make_unique<CpuBurstStrategy>(1s, true, 1));
+  manager.add(std::make_unique<MemoryQosStrategy>(1s, true, kLayout, false));
+  manager.add(std::make_unique<HookReconcileStrategy>(1s, hooks));
   MetricCache cache({}, clock.now());
   cache.append({MetricKind::kNodeCpuCores, "", ""}, clock.now(), 1.0);
 
@@ -237,7 +263,8 @@ TEST_CASE("with suppress, burst, memory QoS and the hooks in one round no knob h
   spec.qos.be.memory.minLimitPercent = 100;
 
   for (int round = 0; round < 2; ++round) {
-    QosRound r = manager.runDue(pods, cache, spec);
+    const QosRound ran = manager.runDue(pods, cache, spec);
+    const FourResults r(ran);
     REQUIRE(r.suppress);
     REQUIRE(r.burst);
     REQUIRE(r.memory);
@@ -275,13 +302,14 @@ TEST_CASE("the manager's hook context carries its gates, version and suppress po
   ec.cgroupRoot = tree.path();
   Executor exec(ec, kLayout, KnobSupport::all(), clock, failures);
   QosManagerConfig config;
-  config.memoryGate = true;
-  config.disableUnsetCpuQuota = true;
-  config.batchResourceGate = false;
   config.nodeAllocatableMemory = 4 * kGi;
-  QosManager manager(config, kLayout, fourCpus(), exec, clock, 1);
+  HookGates gates;
+  gates.memoryQos = true;
+  gates.disableUnsetCpuQuota = true;
+  gates.batchResource = false;
+  QosManager manager(config, kLayout, fourCpus(), exec, clock);
   NodeSloSpec spec = defaultNodeSlo();
-  HookContext ctx = manager.hookContext(spec);
+  HookContext ctx = hookContext(gates, spec, manager.node());
   CHECK(ctx.spec == &spec);
   CHECK_FALSE(ctx.batchResource);
   CHECK(ctx.cpusetAllocator);
@@ -295,7 +323,7 @@ TEST_CASE("the manager's hook context carries its gates, version and suppress po
   manager.setMemoryQosSupported(false);
   spec.threshold.enable = true;
   spec.threshold.cpuSuppressPolicy = CpuSuppressPolicy::kCfsQuota;
-  ctx = manager.hookContext(spec);
+  ctx = hookContext(gates, spec, manager.node());
   CHECK(ctx.resctrl);
   CHECK_FALSE(ctx.memoryQos);
   CHECK(ctx.suppressCfsQuota);

@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "base/read_file.h"
+#include "qos/cpu_burst.h"
+#include "qos/cpu_suppress.h"
+#include "qos/hook_reconcile.h"
+#include "qos/memory_qos.h"
 #include "qos/qos_manager.h"
 #include "tests/support/temp_tree.h"
 
@@ -97,6 +101,51 @@ void fillCache(MetricCache& cache, Clock::Monotonic at) {
   cache.append({MetricKind::kContainerCpuCores, "containerd://bbb", ""}, at, 0.5);
 }
 
+// What these tests vary: the manager's config and the strategies' schedules and
+// gates. makeManager registers the four strategies as the agent does.
+struct Settings {
+  std::string cgroupRoot;
+  std::chrono::nanoseconds suppressInterval = 1s;
+  std::chrono::nanoseconds burstInterval = 1s;
+  std::chrono::nanoseconds memoryInterval = 1s;
+  bool suppressGate = true;
+  bool burstGate = true;
+  bool memoryGate = false;
+  int64_t nodeAllocatableMemory = 0;
+};
+
+QosManager makeManager(const Settings& s, Executor& exec, const Clock& clock) {
+  QosManagerConfig config;
+  config.cgroupRoot = s.cgroupRoot;
+  config.nodeAllocatableMemory = s.nodeAllocatableMemory;
+  QosManager manager(config, kLayout, fourCpus(), exec, clock);
+  manager.add(std::make_unique<CpuSuppressStrategy>(s.suppressInterval, s.suppressGate));
+  manager.add(std::make_unique<CpuBurstStrategy>(s.burstInterval, s.burstGate, 1));
+  manager.add(std::make_unique<MemoryQosStrategy>(s.memoryInterval, s.memoryGate, kLayout, false));
+  HookGates hooks;
+  hooks.cpuBurst = s.burstGate && s.burstInterval > 0s;
+  hooks.cpuSuppress = s.suppressGate && s.suppressInterval > 0s;
+  hooks.memoryQos = s.memoryGate && s.memoryInterval > 0s;
+  manager.add(std::make_unique<HookReconcileStrategy>(1s, hooks));
+  return manager;
+}
+
+// A round as these checks read it: each strategy's own result, when it ran.
+struct Round {
+  // Implicit, so `Round round = manager.runDue(...)` reads as before.
+  Round(const QosRound& r) : writes(r.writes) {
+    if (auto* v = r.result<SuppressResult>(CpuSuppressStrategy::kName)) suppress = *v;
+    if (auto* v = r.result<BurstResult>(CpuBurstStrategy::kName)) burst = *v;
+    if (auto* v = r.result<MemoryQosResult>(MemoryQosStrategy::kName)) memory = *v;
+    if (auto* v = r.report(MemoryQosStrategy::kName)) memorySeconds = v->seconds;
+  }
+  std::optional<SuppressResult> suppress;
+  std::optional<BurstResult> burst;
+  std::optional<MemoryQosResult> memory;
+  std::optional<double> memorySeconds;
+  ExecutorStats writes;
+};
+
 NodeSloSpec suppressByQuota() {
   NodeSloSpec spec = defaultNodeSlo();
   spec.threshold.enable = true;
@@ -112,7 +161,7 @@ TEST_CASE("the snapshot carries every pod with its dirs, QoS, pinned CPUs and ne
   Fixture f;
   f.pods[1].annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":"2-3"})";
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager({}, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
 
@@ -140,7 +189,7 @@ TEST_CASE("a pod whose uid could name a path outside its dir never reaches a str
   Fixture f;
   f.pods.push_back(makePod("../../etc", KubeQos::kBestEffort, KoordQos::kBE, "x", std::nullopt));
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager({}, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   CHECK(manager.snapshot(f.pods, cache).pods.size() == 2);
 }
@@ -149,11 +198,11 @@ TEST_CASE("cfsQuota suppress lands on the besteffort dir's quota file, per the f
           "[qos_manager]") {
   Fixture f;
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager({}, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
 
-  QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+  Round round = manager.runDue(f.pods, cache, suppressByQuota());
   REQUIRE(round.suppress);
   CHECK(round.suppress->skipped.empty());
   // 4000m × 65% − LS 1000m − system (2000 − 1000 − 500 = 500m) = 1100m -> 110000 µs.
@@ -172,33 +221,33 @@ TEST_CASE("cfsQuota suppress lands on the besteffort dir's quota file, per the f
 TEST_CASE("a strategy runs once per interval however often the agent calls", "[qos_manager]") {
   Fixture f;
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManagerConfig config;
+  Settings config;
   config.suppressInterval = 2s;
   config.burstInterval = 1s;
-  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(config, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   const NodeSloSpec spec = suppressByQuota();
 
   fillCache(cache, f.clock.now());
-  QosRound first = manager.runDue(f.pods, cache, spec);
+  Round first = manager.runDue(f.pods, cache, spec);
   CHECK(first.suppress);
   CHECK(first.burst);
   f.clock.advance(1s);
   fillCache(cache, f.clock.now());
-  QosRound second = manager.runDue(f.pods, cache, spec);
+  Round second = manager.runDue(f.pods, cache, spec);
   CHECK_FALSE(second.suppress);
   CHECK(second.burst);
   // Collection rounds jitter: 1.8 s after the last run counts as due for a 2 s interval.
   f.clock.advance(800ms);
   fillCache(cache, f.clock.now());
-  QosRound third = manager.runDue(f.pods, cache, spec);
+  Round third = manager.runDue(f.pods, cache, spec);
   CHECK(third.suppress);
   // An interval of 0 turns a strategy off (koordlet: Enabled() needs interval > 0).
-  QosManagerConfig off;
+  Settings off;
   off.suppressInterval = 0s;
   off.burstInterval = 0s;
-  QosManager idle(off, kLayout, fourCpus(), exec, f.clock, 1);
-  QosRound none = idle.runDue(f.pods, cache, spec);
+  QosManager idle = makeManager(off, exec, f.clock);
+  Round none = idle.runDue(f.pods, cache, spec);
   CHECK_FALSE(none.suppress);
   CHECK_FALSE(none.burst);
 }
@@ -207,11 +256,11 @@ TEST_CASE("suppress waits for fresh node usage: samples older than 2 s write not
           "[qos_manager]") {
   Fixture f;
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager({}, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
   f.clock.advance(5s);  // the collectors stalled
-  QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+  Round round = manager.runDue(f.pods, cache, suppressByQuota());
   REQUIRE(round.suppress);
   CHECK_FALSE(round.suppress->skipped.empty());
   CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
@@ -221,12 +270,12 @@ TEST_CASE("the burst policy from the config reaches the LS container's burst fil
           "[qos_manager]") {
   Fixture f;
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager({}, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
   NodeSloSpec spec = defaultNodeSlo();
   spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
-  QosRound round = manager.runDue(f.pods, cache, spec);
+  Round round = manager.runDue(f.pods, cache, spec);
   REQUIRE(round.burst);
   // 2 cores × 1000% × 100000 = 2,000,000 per koordlet's formula, held to the
   // 200,000 µs quota of a 2-core limit (the kernel refuses a burst above it).
@@ -244,14 +293,14 @@ TEST_CASE("with the gates off the manager runs neither suppress nor burst and wr
   Fixture f;
   f.tree.write("cpu/" + f.beDir + "/cpu.cfs_quota_us", "50000\n");
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManagerConfig config;
+  Settings config;
   config.suppressGate = false;
   config.burstGate = false;
-  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(config, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
   for (int i = 0; i < 3; ++i) {
-    QosRound round = manager.runDue(f.pods, cache, suppressByQuota());
+    Round round = manager.runDue(f.pods, cache, suppressByQuota());
     CHECK_FALSE(round.suppress);
     CHECK_FALSE(round.burst);
     CHECK(round.writes.written == 0);
@@ -267,12 +316,12 @@ TEST_CASE("with the gate on and NodeSLO's enable false, suppress recovers the qu
   Fixture f;
   f.tree.write("cpu/" + f.beDir + "/cpu.cfs_quota_us", "50000\n");
   Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManager manager({}, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager({}, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
   NodeSloSpec spec = suppressByQuota();
   spec.threshold.enable = false;
-  QosRound round = manager.runDue(f.pods, cache, spec);
+  Round round = manager.runDue(f.pods, cache, spec);
   REQUIRE(round.suppress);
   CHECK(round.suppress->skipped == "disabled");
   CHECK(fileOf(f.tree, "cpu", f.beDir, "cpu.cfs_quota_us") == "-1");
@@ -287,9 +336,9 @@ TEST_CASE("cpuset suppress narrows every cgroup under besteffort, pause containe
   for (const auto& dir : {pause, leftover}) f.tree.write("cpuset/" + dir + "/cpuset.cpus", "0-3\n");
   ExecutorConfig ec = f.execConfig();
   Executor exec(ec, kLayout, KnobSupport::all(), f.clock, f.failures);
-  QosManagerConfig config;
+  Settings config;
   config.cgroupRoot = f.tree.path();
-  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(config, exec, f.clock);
   MetricCache cache({}, f.clock.now());
   fillCache(cache, f.clock.now());
   NodeSloSpec spec = suppressByQuota();
@@ -299,7 +348,7 @@ TEST_CASE("cpuset suppress narrows every cgroup under besteffort, pause containe
   CHECK(snap.besteffortPodDirs == std::vector<std::string>{f.bePodDir, leftover});
   CHECK(snap.besteffortContainerDirs == std::vector<std::string>{f.beCtrDir, pause});
 
-  QosRound round = manager.runDue(f.pods, cache, spec);
+  Round round = manager.runDue(f.pods, cache, spec);
   REQUIRE(round.suppress);
   CHECK(round.suppress->skipped.empty());
   // 1100m -> 2 CPUs (the minimum), shrunk at once from 4.
@@ -351,8 +400,8 @@ struct MemoryFixture : Fixture {
   }
 };
 
-QosManagerConfig memoryOn(int64_t allocatable) {
-  QosManagerConfig c;
+Settings memoryOn(int64_t allocatable) {
+  Settings c;
   c.suppressInterval = 0s;  // only memory QoS here
   c.burstInterval = 0s;
   c.memoryGate = true;
@@ -366,10 +415,10 @@ TEST_CASE("memory QoS lands memory.min, low and high on the LS pod, its containe
           "[qos_manager][memory_qos]") {
   MemoryFixture f;
   Executor exec(f.execConfig(), kLayout, MemoryFixture::memoryKnobs(), f.clock, f.failures);
-  QosManager manager(memoryOn(16 * kGi), kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(memoryOn(16 * kGi), exec, f.clock);
   MetricCache cache({}, f.clock.now());
 
-  QosRound round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  Round round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
   REQUIRE(round.memory.has_value());
   CHECK(round.memory->errors.empty());
   CHECK(round.memorySeconds.has_value());
@@ -391,9 +440,10 @@ TEST_CASE("memory QoS lands memory.min, low and high on the LS pod, its containe
 
   // The next round before the interval writes nothing; after it, nothing changes.
   f.clock.advance(100ms);
-  CHECK_FALSE(manager.runDue(f.pods, cache, MemoryFixture::lsProtected()).memory.has_value());
+  CHECK_FALSE(
+      Round(manager.runDue(f.pods, cache, MemoryFixture::lsProtected())).memory.has_value());
   f.clock.advance(1s);
-  QosRound again = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  Round again = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
   REQUIRE(again.memory.has_value());
   CHECK(again.writes.written == 0);
 }
@@ -402,11 +452,11 @@ TEST_CASE("with CgroupReconcile off the manager never touches memory knobs",
           "[qos_manager][memory_qos]") {
   MemoryFixture f;
   Executor exec(f.execConfig(), kLayout, MemoryFixture::memoryKnobs(), f.clock, f.failures);
-  QosManagerConfig config = memoryOn(16 * kGi);
+  Settings config = memoryOn(16 * kGi);
   config.memoryGate = false;
-  QosManager manager(config, kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(config, exec, f.clock);
   MetricCache cache({}, f.clock.now());
-  QosRound round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  Round round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
   CHECK_FALSE(round.memory.has_value());
   CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.min") == "0");
   CHECK(exec.stats().written == 0);
@@ -418,10 +468,10 @@ TEST_CASE("memory QoS waits for the node's allocatable memory, then applies it",
   // A BE-less LS pod without a limit: high is computed against the node's memory.
   f.pods[1].containers[0].limits.memoryBytes.reset();
   Executor exec(f.execConfig(), kLayout, MemoryFixture::memoryKnobs(), f.clock, f.failures);
-  QosManager manager(memoryOn(0), kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(memoryOn(0), exec, f.clock);
   MetricCache cache({}, f.clock.now());
 
-  QosRound first = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  Round first = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
   REQUIRE(first.memory.has_value());
   CHECK(first.memory->writes.empty());
   REQUIRE(first.memory->errors.size() == 1);
@@ -430,7 +480,7 @@ TEST_CASE("memory QoS waits for the node's allocatable memory, then applies it",
 
   manager.setNodeAllocatableMemory(10 * kGi);
   f.clock.advance(1s);
-  QosRound second = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  Round second = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
   REQUIRE(second.memory.has_value());
   CHECK(second.memory->errors.empty());
   // high = 2 + (10 - 2) × 50% = 6 GiB.
@@ -444,9 +494,9 @@ TEST_CASE("on a kernel without memory.min/low/high memory QoS writes nothing at 
   vanillaV1.set(Knob::kCpuQuota, true);
   vanillaV1.set(Knob::kMemoryLimit, true);
   Executor exec(f.execConfig(), kLayout, vanillaV1, f.clock, f.failures);
-  QosManager manager(memoryOn(16 * kGi), kLayout, fourCpus(), exec, f.clock, 1);
+  QosManager manager = makeManager(memoryOn(16 * kGi), exec, f.clock);
   MetricCache cache({}, f.clock.now());
-  QosRound round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
+  Round round = manager.runDue(f.pods, cache, MemoryFixture::lsProtected());
   REQUIRE(round.memory.has_value());
   CHECK(round.memory->writes.empty());
   CHECK(round.writes.unsupported == 0);  // not even attempted
