@@ -34,6 +34,10 @@
 
 namespace koord {
 
+// "<path>: <reason>" -> "<path>": the FailureLog key of an error message, so one
+// failing file is one streak however its reason text varies.
+std::string failureKey(const std::string& message);
+
 // Facts about this host that main() reads once (sysconf) and hands down.
 struct SystemInfo {
   long ticksPerSecond = 100;

@@ -37,6 +37,9 @@ free_port() {
 # mode and sets AGENT_PID and AGENT_PORT (read from its start line).
 start_agent() {
   local bin=$1 log=$2; shift 2
+  # The log exists before the agent starts: the background job opens it, and a read
+  # below could otherwise come first (sed exits 2 on a missing file, set -e stops).
+  : >"$log"
   agent_mode=hostMode NODE_NAME=e2e-node "$bin" --addr=127.0.0.1:0 --dry-run "$@" >"$log" 2>&1 &
   AGENT_PID=$!
   PIDS+=("$AGENT_PID")

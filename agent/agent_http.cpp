@@ -1,0 +1,143 @@
+// The agent's HTTP handlers: /metrics, /config and /readyz (routes are set up in
+// Agent::start).
+#include "agent/agent.h"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <unordered_set>
+
+#include <boost/asio/post.hpp>
+
+#include "base/read_file.h"
+#include "cgroupfs/cgroup_mounts.h"
+#include "metrics/proc_parsers.h"
+#include "qos/cpu_burst.h"
+#include "qos/cpu_suppress.h"
+#include "qos/memory_qos.h"
+#include "version.h"
+
+namespace koord {
+
+HttpResponse Agent::serveMetrics() {
+  if (auto self = selfCollector_->collect()) {
+    exporter_.recordSelf(*self);
+  } else {
+    failures_.failure("self", Severity::kWarning, "self collector: " + self.error().message);
+  }
+  const HttpStats& http = server_.stats();
+  exporter_.recordHttp({http.connectionsOpen, http.timeouts, http.rejectedTooLarge,
+                        http.badRequests, http.requests});
+  recordNri();  // the connection changes on its own thread: read it as of this scrape
+  return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_.render()};
+}
+
+// GET /config: the effective NodeSLO config (defaults merged with --config), the
+// feature gates (enabled, implemented), the flags set that have no effect and what
+// the QoS manager runs, as JSON.
+HttpResponse Agent::serveConfig() const {
+  nlohmann::json j = config_.toJson();
+  j.update(settingsJson(opts_));  // featureGates, flagsWithoutEffect
+  const auto& spec = config_.current();
+  nlohmann::json strategies;
+  strategies["cpuSuppress"] = {
+      {"running", qos_ != nullptr && opts_.cpuSuppressIntervalSeconds > 0 &&
+                      opts_.featureGates.enabled("BECPUSuppress") && spec.threshold.enable},
+      {"intervalSeconds", opts_.cpuSuppressIntervalSeconds}};
+  strategies["cpuBurst"] = {{"running", qos_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
+                                            opts_.featureGates.enabled("CPUBurst")},
+                            {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  strategies["memoryQos"] = {{"running", qos_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
+                                             opts_.featureGates.enabled("CgroupReconcile")},
+                             {"kernelSupported", memoryQosSupported_},
+                             {"v1SoftLimitFallback", opts_.memoryQosV1SoftLimit},
+                             {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  strategies["resctrl"] = {
+      {"running", resctrl_ != nullptr && opts_.reconcileIntervalSeconds > 0 &&
+                      opts_.featureGates.enabled("RdtResctrl")},
+      {"status", !resctrl_ || !resctrl_->supported() ? "not checked yet"
+                                                     : resctrl::statusName(resctrl_->status())},
+      {"intervalSeconds", opts_.reconcileIntervalSeconds}};
+  strategies["nri"] = {{"enabled", opts_.enableNriRuntimeHook},
+                       {"state", nri_ ? nri::toString(nri_->status().state) : "stopped"},
+                       {"failurePolicy", opts_.runtimeHooksPluginFailurePolicy},
+                       {"launched", opts_.nriLaunchedFd.has_value()}};
+  j["strategies"] = std::move(strategies);
+  j["dryRun"] = opts_.dryRun;
+  return HttpResponse{200, "application/json", j.dump(2) + "\n"};
+}
+
+// /readyz turns 200 after the first full node collection. Its body states each
+// part; parts that are optional (kubelet, NRI, PSI) never make it 503.
+HttpResponse Agent::serveReadyz() const {
+  std::ostringstream body;
+  body << (ready_ ? "ready" : "not ready: waiting for the first full node collection") << "\n";
+  body << "node collector: " << (ready_ ? "ok" : "pending") << "\n";
+  body << "psi: ";
+  switch (nodeCollector_.psiSupport()) {
+    case Support::kSupported:
+      body << "supported\n";
+      break;
+    case Support::kUnsupported:
+      body << "unsupported (" << nodeCollector_.psiReason() << ")\n";
+      break;
+    case Support::kUnknown:
+      body << "unknown\n";
+      break;
+  }
+  body << "kubelet " << kubelet_.endpoint() << ": ";
+  if (opts_.kubeletSyncInterval.count() <= 0) {
+    body << "pod sync disabled\n";
+  } else if (informer_.lastOk()) {
+    body << "ok, " << informer_.pods().size() << " pods\n";
+  } else if (informer_.synced()) {
+    body << "failing (" << informer_.lastError() << "), keeping " << informer_.pods().size()
+         << " pods from the last good list\n";
+  } else {
+    body << "unreachable ("
+         << (informer_.lastError().empty() ? "no reply yet" : informer_.lastError())
+         << "), pods unavailable\n";
+  }
+  body << "cgroup layout: "
+       << (layout_ ? std::string(toString(layout_->version())) + ", " + toString(layout_->driver())
+                   : std::string("unknown (no kubepods tree yet)"))
+       << "\n";
+  body << "config: "
+       << (opts_.configFile.empty()
+               ? std::string("defaults (no --config)")
+               : opts_.configFile + ", generation " + std::to_string(config_.generation()) +
+                     (config_.lastError().empty()
+                          ? std::string()
+                          : ", last reload rejected (" + config_.lastError() + ")"))
+       << "\n";
+  body << "qos: "
+       << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "") +
+                      (!topology_             ? ", CPU suppress off (no CPU count)"
+                       : !topology_->placement ? ", CPU suppress policy cpuset off (no sysfs "
+                                                 "CPU topology)"
+                                               : "")
+                : std::string("waiting for the cgroup layout"))
+       << "\n";
+  if (qos_) {
+    body << "memory qos: "
+         << (!opts_.featureGates.enabled("CgroupReconcile") ? "gate CgroupReconcile off"
+             : memoryQosSupported_                          ? "on"
+             : opts_.memoryQosV1SoftLimit
+                 ? "kernel lacks memory.min/low/high; v1 soft-limit fallback"
+                 : "kernel lacks memory.min/low/high: nothing applied")
+         << "\n";
+  }
+  if (resctrl_) {
+    body << "resctrl: "
+         << (!opts_.featureGates.enabled("RdtResctrl") ? "gate RdtResctrl off"
+             : !resctrl_->supported()                  ? "not checked yet"
+                                                       : resctrl::statusName(resctrl_->status()))
+         << "\n";
+  }
+  // NRI is optional: its state is reported, never a reason for 503.
+  body << "nri: " << nriSummary() << "\n";
+  return HttpResponse{ready_ ? 200u : 503u, "text/plain; charset=utf-8", body.str()};
+}
+
+}  // namespace koord

@@ -1,0 +1,213 @@
+// The agent's QoS side: the executor and the QoS manager with its registered
+// strategies (started once the cgroup layout is known), their round after each
+// collection, and the resctrl loop and its monitoring.
+#include "agent/agent.h"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <unordered_set>
+
+#include <boost/asio/post.hpp>
+
+#include "base/read_file.h"
+#include "cgroupfs/cgroup_mounts.h"
+#include "metrics/proc_parsers.h"
+#include "qos/cpu_burst.h"
+#include "qos/cpu_suppress.h"
+#include "qos/memory_qos.h"
+#include "version.h"
+
+namespace koord {
+
+QosManagerConfig Agent::qosConfig() const {
+  QosManagerConfig qc;
+  qc.cgroupRoot = opts_.paths.cgroupRoot;
+  qc.pageSize = sys_.pageSize;
+  qc.nodeAllocatableMemory = opts_.nodeAllocatableMemory;
+  qc.reservation = reservation_;
+  qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
+                                                                  : CpuManagerPolicy::kNone;
+  // CPU burst's share-pool window (koordlet: 5 reconcile intervals, at most 10 s).
+  qc.nodeCpuAvgWindow = std::min<std::chrono::nanoseconds>(
+      5 * std::chrono::seconds(opts_.reconcileIntervalSeconds), std::chrono::seconds(10));
+  return qc;
+}
+
+HookGates Agent::hookGates() const {
+  const bool reconcile = opts_.reconcileIntervalSeconds > 0;
+  HookGates g;
+  g.batchResource = opts_.featureGates.enabled("BatchResource");
+  g.cpusetAllocator = opts_.featureGates.enabled("CPUSetAllocator");
+  g.resctrl = opts_.featureGates.enabled("RdtResctrl");
+  g.cpuBurst = opts_.featureGates.enabled("CPUBurst") && reconcile;
+  g.cpuSuppress = suppressGate() && opts_.cpuSuppressIntervalSeconds > 0;
+  g.memoryQos = opts_.featureGates.enabled("CgroupReconcile") && reconcile;
+  g.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  return g;
+}
+
+bool Agent::suppressGate() const {
+  // Without even the CPU count (neither sysfs nor /proc/stat) suppress has no
+  // capacity; burst runs (its share-pool check then holds quotas); memory QoS
+  // needs neither.
+  return topology_ && opts_.featureGates.enabled("BECPUSuppress");
+}
+
+void Agent::startQos() {
+  if (executor_ || !layout_) return;
+  ExecutorConfig ec;
+  ec.cgroupRoot = opts_.paths.cgroupRoot;
+  ec.forceUpdate = std::chrono::seconds(std::max(opts_.resourceForceUpdateSeconds, 1));
+  ec.dryRun = opts_.dryRun;
+  ec.pageSize = sys_.pageSize;
+  if (!opts_.auditLogDir.empty()) {
+    std::error_code err;
+    std::filesystem::create_directories(opts_.auditLogDir, err);
+    if (err) {
+      KLOG_WARNING << "audit log off: cannot create " << opts_.auditLogDir << ": " << err.message();
+    } else {
+      ec.auditPath = HostPaths::join(opts_.auditLogDir, "audit.log");
+      // The live file and one rotated file share the budget.
+      ec.auditMaxBytes =
+          static_cast<size_t>(std::max(opts_.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
+    }
+  }
+  const KnobSupport support = KnobSupport::probe(opts_.paths.cgroupRoot, *layout_);
+  executor_ = std::make_unique<Executor>(ec, *layout_, support, *clock_, failures_);
+  executor_->onWrite([this](const char* status, double millis) {
+    exporter_.recordResourceUpdate(status, millis);
+  });
+  executor_->onRefuse([this](const char* reason) { exporter_.recordResourceRefusal(reason); });
+  exporter_.setFeatureSupported("cpu_burst", support.has(Knob::kCpuBurst));
+  memoryQosSupported_ = memoryQosSupported(support);
+  exporter_.setFeatureSupported("memory_qos", memoryQosSupported_);
+  const bool memoryGate = opts_.featureGates.enabled("CgroupReconcile");
+  if (memoryGate && !memoryQosSupported_) {
+    // koordlet silently writes nothing here; an operator who turned the gate on
+    // should hear once why nothing happens.
+    KLOG_WARNING << "memory QoS (CgroupReconcile) is on but this kernel has no "
+                    "memory.min/memory.low/memory.high (cgroup v1 without Anolis' memcg "
+                    "extensions): protection and throttling are not applied"
+                 << (opts_.memoryQosV1SoftLimit
+                         ? "; BE pods get memory.soft_limit_in_bytes instead "
+                           "(--memory-qos-v1-soft-limit)"
+                         : "; --memory-qos-v1-soft-limit offers a soft-limit fallback for BE");
+  }
+
+  qos_ = std::make_unique<QosManager>(qosConfig(), *layout_, topology_ ? *topology_ : CpuTopology{},
+                                      *executor_, *clock_);
+  // The strategies, one line each, in the order they run.
+  const auto reconcile = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  const bool burstGate = opts_.featureGates.enabled("CPUBurst");
+  const HookGates hooks = hookGates();
+  qos_->add(std::make_unique<CpuSuppressStrategy>(
+      std::chrono::seconds(opts_.cpuSuppressIntervalSeconds), suppressGate()));
+  qos_->add(std::make_unique<CpuBurstStrategy>(
+      reconcile, burstGate, static_cast<uint32_t>(clock_->now().time_since_epoch().count())));
+  qos_->add(std::make_unique<MemoryQosStrategy>(reconcile, memoryGate, *layout_,
+                                                opts_.memoryQosV1SoftLimit));
+  // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
+  qos_->add(std::make_unique<HookReconcileStrategy>(reconcile, hooks));
+  KLOG_INFO << "QoS manager: CPU suppress " << (suppressGate() ? "gate on" : "gate off")
+            << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
+            << (burstGate ? "gate on" : "gate off") << " every " << opts_.reconcileIntervalSeconds
+            << "s, memory QoS " << (memoryGate ? "gate on" : "gate off") << ", runtime hooks "
+            << (hooks.batchResource || hooks.cpusetAllocator ? "on" : "off") << ", "
+            << (!topology_ ? std::string("no CPU count")
+                           : std::to_string(topology_->count()) + " CPUs" +
+                                 (topology_->placement ? "" : " (ids only, from /proc/stat)"))
+            << (opts_.dryRun ? ", dry-run" : "");
+
+  resctrl::ResctrlManagerConfig rc;
+  rc.paths = opts_.paths;
+  rc.interval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
+  rc.gate = opts_.featureGates.enabled("RdtResctrl");
+  rc.allowMount = opts_.resctrlMount;
+  rc.stateFile = opts_.resctrlStateFile.empty() ? opts_.paths.varRun("koordlet/resctrl-groups")
+                                                : opts_.resctrlStateFile;
+  rc.adoptGroups = opts_.resctrlAdoptGroups;
+  rc.dryRun = opts_.dryRun;
+  resctrl_ = std::make_unique<resctrl::ResctrlManager>(rc, *layout_, *clock_, failures_);
+}
+
+void Agent::runQos() {
+  if (!qos_) return;
+  // Until the kubelet has answered once, the pod list is empty, not known: a
+  // strategy would read "no pods" and recover or suppress on nothing.
+  if (!informer_.synced()) return;
+  // Pod CPU rates need two collections of a pod's counter. Before that every pod's
+  // usage would count as system usage and suppress would throttle BE to its floor
+  // at each agent restart; so the strategies wait for two rounds with pods.
+  if (podRounds_ < 2) return;
+  if (opts_.nodeAllocatableMemory <= 0 && lastNode_ && lastNode_->memory) {
+    qos_->setNodeAllocatableMemory(static_cast<int64_t>(lastNode_->memory->memTotalBytes));
+  }
+  const NodeSloSpec& spec = config_.current();
+  QosRound round = qos_->runDue(informer_.pods(), cache_, spec);
+  // Every strategy that ran: its duration, and its problems once per streak.
+  for (const StrategyReport& r : round.ran) {
+    exporter_.recordStrategy(r.name, r.seconds);
+    for (const std::string& e : r.errors) {
+      failures_.failure(r.name + " " + failureKey(e), Severity::kWarning, e);
+    }
+  }
+  // The strategies' own metrics.
+  if (const auto* r = round.result<SuppressResult>(CpuSuppressStrategy::kName)) {
+    // It ran, so its gate is on: NodeSLO's enable decides whether it suppresses.
+    exporter_.recordSuppress(spec.threshold.enable, toString(r->policy), r->suppressCores,
+                             r->lsUsedCores, r->beUsedCores);
+    KLOG_V(4) << "cpu suppress: " << (r->skipped.empty() ? "applied" : r->skipped) << ", "
+              << r->writes.size() << " intended writes";
+  }
+  if (const auto* r = round.result<BurstResult>(CpuBurstStrategy::kName)) {
+    for (const BurstMetric& m : r->metrics) {
+      exporter_.recordScaledCfs(
+          {m.pod->ns, m.pod->name, m.containerId, m.container->name, m.burstUs, m.quotaUs});
+    }
+    exporter_.endBurstRound();
+  }
+  runResctrl();
+}
+
+void Agent::runResctrl() {
+  if (!resctrl_) return;
+  resctrl::ResctrlRound round = resctrl_->runDue(informer_.pods(), config_.current().qos);
+  if (!round.ran) return;
+  if (auto supported = resctrl_->supported()) {
+    exporter_.setFeatureSupported("resctrl", *supported);
+  }
+  if (round.seconds) exporter_.recordStrategy("resctrl", *round.seconds);
+  const resctrl::WriterStats& w = round.writes;
+  const std::tuple<const char*, const char*, uint64_t> counts[] = {
+      {"group", "created", w.groupsCreated},      {"group", "refused", w.groupsRefused},
+      {"schemata", "written", w.schemataWritten}, {"schemata", "unchanged", w.schemataUnchanged},
+      {"schemata", "failed", w.schemataFailed},   {"tasks", "written", w.tasksWritten},
+      {"tasks", "vanished", w.tasksVanished},     {"tasks", "failed", w.tasksFailed}};
+  for (const auto& [kind, status, n] : counts) exporter_.recordResctrlWrites(kind, status, n);
+  for (const std::string& e : round.errors) {
+    failures_.failure("resctrl " + failureKey(e), Severity::kWarning, "resctrl: " + e);
+  }
+}
+
+// Monitoring of our resctrl groups (gate ResctrlCollector), each collection round.
+void Agent::collectResctrl() {
+  if (!resctrl_ || !opts_.featureGates.enabled("ResctrlCollector")) return;
+  if (resctrl_->status() != resctrl::ResctrlStatus::kReady) return;
+  const auto begin = clock_->now();
+  resctrl::MonRead read = resctrl_->collect();
+  std::vector<Exporter::ResctrlMon> mon;
+  mon.reserve(read.samples.size());
+  for (const resctrl::MonSample& m : read.samples) {
+    mon.push_back({m.group, m.cacheId, m.llcOccupancy, m.mbmLocalBytes, m.mbmTotalBytes});
+  }
+  exporter_.recordResctrlMon(mon);
+  exporter_.recordCollector("resctrl", std::chrono::duration<double>(clock_->now() - begin).count(),
+                            read.errors.size());
+  std::vector<Error> errors;
+  for (std::string& e : read.errors) errors.push_back(makeError(std::move(e)));
+  reportFileErrors("resctrl collector", errors, resctrlFailing_);
+}
+
+}  // namespace koord
