@@ -113,23 +113,17 @@ class CpuBurst {
 // CpuBurst on the manager's schedule, enabled with the gate. Its round's result:
 // BurstResult (the per-container values koordlet_container_scaled_cfs_* export);
 // bad annotations are its errors.
-class CpuBurstStrategy final : public QosStrategy {
+class CpuBurstStrategy final : public GatedStrategy {
  public:
   static constexpr std::string_view kName = "cpu_burst";
   // interval: --reconcile-interval-seconds; gate: CPUBurst; seed: CpuBurst's.
   CpuBurstStrategy(std::chrono::nanoseconds interval, bool gate,
                    uint32_t seed = std::random_device{}())
-      : interval_(interval), gate_(gate), burst_(seed) {}
+      : GatedStrategy(kName, kOwnerCpuBurst, interval, gate), burst_(seed) {}
 
-  std::string_view name() const override { return kName; }
-  std::string_view owner() const override { return kOwnerCpuBurst; }
-  std::chrono::nanoseconds interval() const override { return interval_; }
-  bool enabled(const NodeSloSpec&) const override { return gate_; }
   StrategyOutcome run(const StrategyContext& ctx) override;
 
  private:
-  std::chrono::nanoseconds interval_;
-  bool gate_;
   CpuBurst burst_;
 };
 

@@ -91,23 +91,17 @@ class CpuSuppress {
 // CpuSuppress on the manager's schedule. Enabled with the gate; with the gate on,
 // NodeSLO's resourceUsedThresholdWithBE.enable decides between suppressing and
 // recovering. Its round's result: SuppressResult.
-class CpuSuppressStrategy final : public QosStrategy {
+class CpuSuppressStrategy final : public GatedStrategy {
  public:
   static constexpr std::string_view kName = "cpu_suppress";
   // interval: --cpu-suppress-interval-seconds; gate: BECPUSuppress (and the node's
   // CPU count known).
   CpuSuppressStrategy(std::chrono::nanoseconds interval, bool gate)
-      : interval_(interval), gate_(gate) {}
+      : GatedStrategy(kName, kOwnerCpuSuppress, interval, gate) {}
 
-  std::string_view name() const override { return kName; }
-  std::string_view owner() const override { return kOwnerCpuSuppress; }
-  std::chrono::nanoseconds interval() const override { return interval_; }
-  bool enabled(const NodeSloSpec&) const override { return gate_; }
   StrategyOutcome run(const StrategyContext& ctx) override;
 
  private:
-  std::chrono::nanoseconds interval_;
-  bool gate_;
   CpuSuppress suppress_;
 };
 

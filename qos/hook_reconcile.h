@@ -60,24 +60,19 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
 
 // The reconciler on the manager's schedule, enabled while BatchResource or
 // CPUSetAllocator is on. Its round's result: HookReconcileResult.
-class HookReconcileStrategy final : public QosStrategy {
+class HookReconcileStrategy final : public GatedStrategy {
  public:
   static constexpr std::string_view kName = "runtime_hooks";
   // interval: --reconcile-interval-seconds (koordlet reconciles on every pods sync
   // and a 10 s timer; here on its own interval, like the other strategies).
   HookReconcileStrategy(std::chrono::nanoseconds interval, HookGates gates)
-      : interval_(interval), gates_(gates) {}
+      : GatedStrategy(kName, kOwnerRuntimeHooks, interval,
+                      gates.batchResource || gates.cpusetAllocator),
+        gates_(gates) {}
 
-  std::string_view name() const override { return kName; }
-  std::string_view owner() const override { return kOwnerRuntimeHooks; }
-  std::chrono::nanoseconds interval() const override { return interval_; }
-  bool enabled(const NodeSloSpec&) const override {
-    return gates_.batchResource || gates_.cpusetAllocator;
-  }
   StrategyOutcome run(const StrategyContext& ctx) override;
 
  private:
-  std::chrono::nanoseconds interval_;
   HookGates gates_;
 };
 

@@ -161,27 +161,20 @@ class MemoryQosPlanner {
 // MemoryQosPlanner on the manager's schedule, enabled with the gate, with the
 // node's page size, allocatable memory and knob support. Its round's result:
 // MemoryQosResult; its problems (bad annotations, a round skipped) are its errors.
-class MemoryQosStrategy final : public QosStrategy {
+class MemoryQosStrategy final : public GatedStrategy {
  public:
   static constexpr std::string_view kName = "memory_qos";
   // interval: --reconcile-interval-seconds; gate: CgroupReconcile;
   // softLimitFallback: --memory-qos-v1-soft-limit.
   MemoryQosStrategy(std::chrono::nanoseconds interval, bool gate, CgroupLayout layout,
                     bool softLimitFallback)
-      : interval_(interval),
-        gate_(gate),
+      : GatedStrategy(kName, kOwnerMemoryQos, interval, gate),
         softLimitFallback_(softLimitFallback),
         planner_(std::move(layout)) {}
 
-  std::string_view name() const override { return kName; }
-  std::string_view owner() const override { return kOwnerMemoryQos; }
-  std::chrono::nanoseconds interval() const override { return interval_; }
-  bool enabled(const NodeSloSpec&) const override { return gate_; }
   StrategyOutcome run(const StrategyContext& ctx) override;
 
  private:
-  std::chrono::nanoseconds interval_;
-  bool gate_;
   bool softLimitFallback_;
   MemoryQosPlanner planner_;
 };

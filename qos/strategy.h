@@ -85,4 +85,25 @@ class QosStrategy {
   virtual StrategyOutcome run(const StrategyContext& ctx) = 0;
 };
 
+// The common shape: a fixed name and owner, an interval flag and one gate decided
+// at start (the four strategies today). A strategy whose enabling depends on the
+// NodeSLO overrides enabled().
+class GatedStrategy : public QosStrategy {
+ public:
+  GatedStrategy(std::string_view name, std::string_view owner, std::chrono::nanoseconds interval,
+                bool gate)
+      : name_(name), owner_(owner), interval_(interval), gate_(gate) {}
+
+  std::string_view name() const override { return name_; }
+  std::string_view owner() const override { return owner_; }
+  std::chrono::nanoseconds interval() const override { return interval_; }
+  bool enabled(const NodeSloSpec&) const override { return gate_; }
+
+ private:
+  std::string_view name_;  // static strings (the strategy's kName and owner tag)
+  std::string_view owner_;
+  std::chrono::nanoseconds interval_;
+  bool gate_;
+};
+
 }  // namespace koord
