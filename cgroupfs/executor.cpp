@@ -34,13 +34,7 @@ size_t depthOf(std::string_view dir) {
   return static_cast<size_t>(std::count(dir.begin(), dir.end(), '/')) + 1;
 }
 
-// -1 ("unlimited") compares above every number. Byte-valued memory knobs: the
-// kernel keeps them in pages (memory.soft_limit_in_bytes too).
-bool isMemoryKnob(Knob k) {
-  return k == Knob::kMemoryLimit || k == Knob::kMemoryMin || k == Knob::kMemoryLow ||
-         k == Knob::kMemoryHigh || k == Knob::kMemorySoftLimit;
-}
-
+// -1 ("unlimited") compares above every number.
 bool numberBelow(const KnobSpec& spec, int64_t a, int64_t b) {
   if (spec.minusOneIsUnlimited) {
     if (a == -1) return false;

@@ -15,15 +15,10 @@ namespace koord {
 namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-// The kernel's bound on a CFS quota: max_cfs_runtime = (2^44 - 1) us (about 203
-// days); larger values are EINVAL.
-constexpr int64_t kMaxCfsQuotaUs = (int64_t{1} << 44) - 1;
 // v1 memory files report "unlimited" as LONG_MAX rounded down to a page
 // (9223372036854771712); any value this large means no limit.
 constexpr int64_t kMemoryUnlimitedFloor = int64_t{1} << 62;
 
-constexpr int64_t kMinShares = 2;
-constexpr int64_t kMaxShares = 262144;
 constexpr int64_t kMinWeight = 1;
 constexpr int64_t kMaxWeight = 10000;
 
@@ -72,12 +67,6 @@ constexpr std::array<KnobSpec, kKnobCount> kSpecs = {{
      nullptr, false, 0, kInt64Max, true, false, nullptr},
 }};
 
-// Byte-valued memory knobs (the kernel reports "unlimited" as a huge number).
-bool isMemoryKnob(Knob knob) {
-  return knob == Knob::kMemoryLimit || knob == Knob::kMemoryMin || knob == Knob::kMemoryLow ||
-         knob == Knob::kMemoryHigh || knob == Knob::kMemorySoftLimit;
-}
-
 std::string renderCpuList(const std::vector<int>& cpus) {
   std::string out;
   size_t i = 0;
@@ -116,6 +105,12 @@ int64_t weightToShares(int64_t weight) {
 }  // namespace
 
 const KnobSpec& knobSpec(Knob knob) { return kSpecs[static_cast<size_t>(knob)]; }
+
+int64_t milliCpuToQuota(int64_t milli) {
+  if (milli <= 0) return -1;
+  if (milli > kMaxCfsQuotaUs / (kCfsPeriodUs / 1000)) return -1;
+  return std::max(milli * kCfsPeriodUs / 1000, kMinCfsQuotaUs);
+}
 
 KnobValue KnobValue::ofCpus(std::vector<int> c) {
   std::sort(c.begin(), c.end());

@@ -62,6 +62,29 @@ struct KnobSpec {
 
 const KnobSpec& knobSpec(Knob knob);
 
+// Byte-valued memory knobs: the kernel keeps them in pages (memory.soft_limit_in_bytes
+// too) and reports "unlimited" as a huge number.
+inline bool isMemoryKnob(Knob knob) {
+  return knob == Knob::kMemoryLimit || knob == Knob::kMemoryMin || knob == Knob::kMemoryLow ||
+         knob == Knob::kMemoryHigh || knob == Knob::kMemorySoftLimit;
+}
+
+// Kernel facts the strategies compute with, in v1 units.
+// v1 cpu.shares range (v2 cpu.weight 1..10000 maps onto it).
+inline constexpr int64_t kMinShares = 2;
+inline constexpr int64_t kMaxShares = 262144;
+// The CFS period kubelet sets (the kernel's default): quotas are per 100 ms.
+inline constexpr int64_t kCfsPeriodUs = 100000;
+// The kernel refuses smaller quotas (EINVAL)...
+inline constexpr int64_t kMinCfsQuotaUs = 1000;
+// ...and larger ones: max_cfs_runtime = (2^44 - 1) us, about 203 days.
+inline constexpr int64_t kMaxCfsQuotaUs = (int64_t{1} << 44) - 1;
+
+// Milli-cores of limit -> cpu.cfs_quota_us for kCfsPeriodUs, as kubelet's and
+// koordlet's MilliCPUToQuota: -1 (unlimited) for no limit (<= 0), at least
+// kMinCfsQuotaUs; a limit past kMaxCfsQuotaUs is no limit either (-1, no overflow).
+int64_t milliCpuToQuota(int64_t milli);
+
 // A value in v1 units: a number, or a CPU list for cpuset knobs.
 struct KnobValue {
   int64_t number = 0;

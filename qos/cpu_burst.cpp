@@ -5,15 +5,14 @@
 #include <set>
 #include <string_view>
 
+#include "cgroupfs/knob.h"
+
 namespace koord {
 
 namespace {
 
 constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
-constexpr int64_t kCfsPeriodUs = 100000;  // the period kubelet sets; quotas are per it
-constexpr int64_t kMinQuotaUs = 1000;     // the kernel refuses smaller quotas
-// The largest quota the kernel takes is (2^44 - 1) µs; a limit above it is no limit.
-constexpr int64_t kMaxCfsQuotaUs = (int64_t{1} << 44) - 1;
+// The largest limit the kernel's largest quota holds; a limit above it is no limit.
 constexpr int64_t kMaxQuotaMilli = kMaxCfsQuotaUs / (kCfsPeriodUs / 1000);
 // koordlet's validator for cfs_burst_us (100 s); the knob table's bound too.
 constexpr int64_t kMaxBurstUs = 100'000'000;
@@ -29,15 +28,6 @@ enum class QuotaOp { kScaleUp, kScaleDown, kRemain, kReset };
 
 // -1 when the container has no CPU limit (koordlet's GetContainerMilliCPULimit).
 int64_t limitMilli(const Container& c) { return c.limits.cpuMilli.value_or(-1); }
-
-// koordlet's MilliCPUToQuota: -1 (unlimited) without a limit, at least 1000 µs.
-int64_t milliCpuToQuota(int64_t milli) {
-  if (milli <= 0) return -1;
-  // Past (2^44 - 1) µs the kernel has no quota to give: unlimited (no overflow).
-  if (milli > kMaxQuotaMilli) return -1;
-  int64_t quota = milli * kCfsPeriodUs / 1000;
-  return std::max(quota, kMinQuotaUs);
-}
 
 // The pod cgroup's quota as the kubelet sets it: the quota of the sum of the
 // containers' CPU limits, -1 when one of them has none.

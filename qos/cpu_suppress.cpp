@@ -9,10 +9,11 @@
 #include <set>
 #include <utility>
 
+#include "cgroupfs/knob.h"
+
 namespace koord {
 namespace {
 
-constexpr int64_t kCfsPeriodUs = 100000;
 constexpr int64_t kMinBeCpus = 2;
 constexpr int64_t kMinBeQuota = 2000;
 constexpr int64_t kUnlimitedQuota = -1;

@@ -19,10 +19,6 @@ constexpr const char* kResctrlAnnotation = "node.koordinator.sh/resctrl";
 constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
 constexpr const char* kBatchCpu = "kubernetes.io/batch-cpu";
 constexpr const char* kBatchMemory = "kubernetes.io/batch-memory";
-constexpr int64_t kMinShares = 2;
-constexpr int64_t kMaxShares = 262144;
-constexpr int64_t kCfsPeriodUs = 100000;
-constexpr int64_t kMinQuotaUs = 1000;
 
 std::string podName(const HookPod& pod) { return pod.ns + "/" + pod.name; }
 
@@ -60,10 +56,6 @@ Status readList(const Json& obj, const std::string& field, ResourceList& out) {
   }
   return Ok{};
 }
-
-// The largest cfs quota the kernel takes: tg_set_cfs_bandwidth refuses a quota
-// above max_cfs_runtime, (2^44 - 1) µs, with EINVAL.
-constexpr int64_t kMaxQuotaUs = (int64_t{1} << 44) - 1;
 
 // Batch values are checked one field at a time. A value that cannot be right (a
 // negative quantity, or one that overflows int64 once converted or summed) refuses
@@ -104,17 +96,15 @@ Result<int64_t> sharesFromMilli(int64_t milli, const std::string& what) {
   return milliCpuToShares(milli);
 }
 
-// Milli-cores of limit (0: none) -> quota µs for a 100 ms period: -1 without a limit,
-// else at least 1000 µs (kubelet's MilliCPUToQuota); refused above the kernel's
-// largest quota (and so before milli × 100 000 could overflow).
+// Milli-cores of limit (>= 0, 0: none) -> quota µs (milliCpuToQuota), refused
+// above the kernel's largest quota (tg_set_cfs_bandwidth's EINVAL) rather than
+// read as no limit.
 Result<int64_t> quotaFromMilli(int64_t milli, const std::string& what) {
-  if (milli == 0) return int64_t{-1};
-  auto scaled = checkedMul(milli, kCfsPeriodUs);
-  if (!scaled || *scaled / 1000 > kMaxQuotaUs) {
+  if (milli > kMaxCfsQuotaUs / (kCfsPeriodUs / 1000)) {
     return makeError(what + " " + std::to_string(milli) +
                      " milli-cores is above the kernel's largest cfs quota");
   }
-  return std::max(*scaled / 1000, kMinQuotaUs);
+  return milliCpuToQuota(milli);
 }
 
 // koordlet's pod limit: the containers' sum, or 0 (none) if any has none. A
