@@ -18,6 +18,11 @@
 
 namespace koord {
 
+// Koordinator's scheduler writes a pod's assigned CPUs here, {"cpuset": "0-3"}
+// (LSE/LSR pods); qos/snapshot.h parses it.
+inline constexpr const char* kResourceStatusAnnotation =
+    "scheduling.koordinator.sh/resource-status";
+
 // Requests or limits of one container. Absent fields were not set in the spec.
 struct ResourceList {
   std::optional<int64_t> cpuMilli;          // cpu, in milli-cores (rounded up, as k8s)

@@ -11,8 +11,6 @@ namespace koord {
 
 namespace {
 
-constexpr const char* kResourceStatus = "scheduling.koordinator.sh/resource-status";
-
 std::optional<Sample> sampleOf(const MetricCache& cache, MetricKind kind,
                                const std::string& owner) {
   auto p = cache.latest(SeriesKey{kind, owner, ""});
@@ -63,7 +61,7 @@ bool QosManager::due(Entry& entry, Clock::Monotonic now) const {
 
 const std::vector<int>& QosManager::pinnedCpus(const Pod& pod) const {
   static const std::vector<int> kNone;
-  auto ann = pod.annotations.find(kResourceStatus);
+  auto ann = pod.annotations.find(kResourceStatusAnnotation);
   if (ann == pod.annotations.end()) {
     pinned_.erase(pod.uid);
     return kNone;

@@ -14,7 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kResourceStatusAnnotation = "scheduling.koordinator.sh/resource-status";
 constexpr const char* kResctrlAnnotation = "node.koordinator.sh/resctrl";
 constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
 constexpr const char* kBatchCpu = "kubernetes.io/batch-cpu";

@@ -18,7 +18,6 @@ namespace {
 using Json = nlohmann::json;
 using text::cat;
 
-constexpr const char* kResourceStatus = "scheduling.koordinator.sh/resource-status";
 // Linux's NR_CPUS is at most 8192; larger ids are garbage. The bound also caps a
 // list's output, whatever ranges it repeats.
 constexpr uint64_t kMaxCpuId = 65535;
@@ -183,20 +182,21 @@ int64_t reservedCpuMilli(const NodeReservation& r) {
 Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json) {
   const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    return makeError(cat(kResourceStatus, ": not valid JSON: ", quoteText(json, 60)));
+    return makeError(cat(kResourceStatusAnnotation, ": not valid JSON: ", quoteText(json, 60)));
   }
   if (doc.is_null()) return std::vector<int>{};
   if (!doc.is_object()) {
-    return makeError(cat(kResourceStatus, ": expected an object, got ", jsonTypeName(doc)));
+    return makeError(
+        cat(kResourceStatusAnnotation, ": expected an object, got ", jsonTypeName(doc)));
   }
   const Json* cpuset = member(doc, "cpuset");
   if (cpuset == nullptr) return std::vector<int>{};
   if (!cpuset->is_string()) {
-    return makeError(
-        cat(kResourceStatus, ": cpuset: expected a cpu list string, got ", jsonTypeName(*cpuset)));
+    return makeError(cat(kResourceStatusAnnotation, ": cpuset: expected a cpu list string, got ",
+                         jsonTypeName(*cpuset)));
   }
   auto list = parseAnnotationCpuList(cpuset->get_ref<const std::string&>());
-  if (!list) return makeError(cat(kResourceStatus, ": cpuset: ", list.error().message));
+  if (!list) return makeError(cat(kResourceStatusAnnotation, ": cpuset: ", list.error().message));
   return list;
 }
 
