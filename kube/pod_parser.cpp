@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kube/pod.h"
+#include "kube/json_quantity.h"
 #include "base/quote.h"
 
 namespace koord {
@@ -117,34 +118,15 @@ Result<std::map<std::string, std::string>> stringMap(const Json& parent, const c
 
 // ---- resources -----------------------------------------------------------------
 
-// Go's strings.TrimSpace, ASCII part: Quantity.UnmarshalJSON trims the text.
-std::string_view trimSpace(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\v\f\r";
-  const size_t first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-}
-
-// One quantity of a resource list: unset when absent or null. Quantity accepts a
-// JSON number as well as a string (UnmarshalJSON reads the raw text); a float's
-// raw text is gone after parsing, so its shortest round-trip form is used.
+// One quantity of a resource list: unset when absent or null; a string or a bare
+// number (jsonQuantityText).
 Result<std::optional<int64_t>> quantity(const Json& list, const char* key, const std::string& path,
                                         bool milli) {
   const Json* v = member(list, key);
   if (v == nullptr) return std::optional<int64_t>();
-  std::string text;
-  if (v->is_string()) {
-    text = std::string(trimSpace(v->get_ref<const std::string&>()));
-  } else if (v->is_number_unsigned()) {
-    text = std::to_string(v->get<uint64_t>());
-  } else if (v->is_number_integer()) {
-    text = std::to_string(v->get<int64_t>());
-  } else if (v->is_number_float()) {
-    text = v->dump();
-  } else {
-    return wrongType(child(path, key), "a quantity string", *v);
-  }
-  auto parsed = milli ? parseQuantityMilli(text) : parseQuantity(text);
+  const std::optional<std::string> text = jsonQuantityText(*v);
+  if (!text) return wrongType(child(path, key), "a quantity string", *v);
+  auto parsed = milli ? parseQuantityMilli(*text) : parseQuantity(*text);
   if (!parsed) return errorAt(child(path, key), parsed.error().message);
   return std::optional<int64_t>(*parsed);
 }

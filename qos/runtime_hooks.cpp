@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/checked_int.h"
+#include "kube/json_quantity.h"
 #include "kube/json_type.h"
 #include "qos/cpu_burst.h"
 #include "qos/memory_qos.h"
@@ -25,20 +26,12 @@ Error hookError(const HookPod& pod, HookName hook, const std::string& what) {
   return makeError("pod " + podName(pod) + ": hook " + toString(hook) + ": " + what);
 }
 
-// A resource.Quantity in JSON (string or bare number), in plain units: batch-cpu's
+// A resource.Quantity in JSON (jsonQuantityText), in plain units: batch-cpu's
 // value is already milli-cores, batch-memory's bytes.
 Result<int64_t> quantity(const Json& v, const std::string& field) {
-  std::string text;
-  if (v.is_string()) {
-    text = v.get<std::string>();
-  } else if (v.is_number_integer()) {
-    text = v.dump();
-  } else if (v.is_number_float()) {
-    text = v.dump();
-  } else {
-    return makeError(field + ": expected a quantity string, got " + jsonTypeName(v));
-  }
-  auto q = parseQuantity(text);
+  const std::optional<std::string> text = jsonQuantityText(v);
+  if (!text) return makeError(field + ": expected a quantity string, got " + jsonTypeName(v));
+  auto q = parseQuantity(*text);
   if (!q) return makeError(field + ": " + q.error().message);
   return *q;
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kube/json_quantity.h"
 #include "kube/json_type.h"
 #include "base/quote.h"
 #include "base/text_scan.h"
@@ -70,30 +71,12 @@ Result<std::vector<int>> parseAnnotationCpuList(std::string_view list) {
   return cpus;
 }
 
-// Go's strings.TrimSpace, ASCII part: Quantity.UnmarshalJSON trims the text.
-std::string_view trimSpace(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\v\f\r";
-  const size_t first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-}
-
-// A resource.Quantity in JSON: a string, or a bare number (UnmarshalJSON reads
-// the raw text). cpu in milli-cores, anything else in plain units.
+// A resource.Quantity in JSON: a string, or a bare number (jsonQuantityText).
+// cpu in milli-cores, anything else in plain units.
 Result<int64_t> quantity(const Json& v, const std::string& field, bool milli) {
-  std::string text;
-  if (v.is_string()) {
-    text = std::string(trimSpace(v.get_ref<const std::string&>()));
-  } else if (v.is_number_unsigned()) {
-    text = std::to_string(v.get<uint64_t>());
-  } else if (v.is_number_integer()) {
-    text = std::to_string(v.get<int64_t>());
-  } else if (v.is_number_float()) {
-    text = v.dump();
-  } else {
-    return wrongType(field, "a quantity string", v);
-  }
-  auto parsed = milli ? parseQuantityMilli(text) : parseQuantity(text);
+  const std::optional<std::string> text = jsonQuantityText(v);
+  if (!text) return wrongType(field, "a quantity string", v);
+  auto parsed = milli ? parseQuantityMilli(*text) : parseQuantity(*text);
   if (!parsed) return makeError(cat(field, ": ", parsed.error().message));
   return *parsed;
 }

@@ -208,6 +208,14 @@ TEST_CASE("extended-resource-spec errors name the annotation and the field", "[h
   CHECK(empty->empty());
 }
 
+TEST_CASE("an extended-resource-spec quantity is trimmed as Go's Quantity.UnmarshalJSON trims it",
+          "[hooks]") {
+  auto r = parseExtendedResourceSpec(
+      R"({"containers":{"main":{"limits":{"kubernetes.io/batch-cpu":" 2000\n"}}}})");
+  REQUIRE(r.ok());
+  CHECK(r->at("main").limits.batchCpuMilli == 2000);
+}
+
 TEST_CASE("a bad extended-resource-spec fails BatchResource only, naming pod and annotation",
           "[hooks]") {
   Ctx c;
