@@ -22,6 +22,14 @@ namespace koord {
 // (LSE/LSR pods); qos/snapshot.h parses it.
 inline constexpr const char* kResourceStatusAnnotation =
     "scheduling.koordinator.sh/resource-status";
+// A pod's own CPU burst config ({"policy": "auto", ...}) over the NodeSLO's.
+inline constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
+// A pod with its own resctrl group (koordlet-<uid>), not the LSR/LS/BE ones.
+inline constexpr const char* kPodResctrlAnnotation = "node.koordinator.sh/resctrl";
+// Koordinator's batch extended resources: milli-cores (the quantity's value is
+// already milli-cores) and bytes.
+inline constexpr const char* kBatchCpuResource = "kubernetes.io/batch-cpu";
+inline constexpr const char* kBatchMemoryResource = "kubernetes.io/batch-memory";
 
 // Requests or limits of one container. Absent fields were not set in the spec.
 struct ResourceList {

@@ -40,8 +40,6 @@ using Json = nlohmann::json;
 
 constexpr const char* kLabelQos = "koordinator.sh/qosClass";
 constexpr const char* kLabelPriorityClass = "koordinator.sh/priority-class";
-constexpr const char* kBatchCpu = "kubernetes.io/batch-cpu";
-constexpr const char* kBatchMemory = "kubernetes.io/batch-memory";
 
 // ---- paths and errors --------------------------------------------------------
 
@@ -148,8 +146,8 @@ Result<ResourceList> resourceList(const Json& resources, const char* key, const 
   static constexpr Field kFields[] = {
       {"cpu", true, &ResourceList::cpuMilli},
       {"memory", false, &ResourceList::memoryBytes},
-      {kBatchCpu, false, &ResourceList::batchCpuMilli},
-      {kBatchMemory, false, &ResourceList::batchMemoryBytes},
+      {kBatchCpuResource, false, &ResourceList::batchCpuMilli},
+      {kBatchMemoryResource, false, &ResourceList::batchMemoryBytes},
   };
   for (const Field& f : kFields) {
     auto q = quantity(l, f.name, listPath, f.milli);

@@ -428,8 +428,8 @@ void Exporter::recordPods(const PodsSample& sample) {
         };
         put("cpu", "core", list.cpuMilli, 0.001);
         put("memory", "byte", list.memoryBytes, 1);
-        put("kubernetes.io/batch-cpu", "integer", list.batchCpuMilli, 1);
-        put("kubernetes.io/batch-memory", "byte", list.batchMemoryBytes, 1);
+        put(kBatchCpuResource, "integer", list.batchCpuMilli, 1);
+        put(kBatchMemoryResource, "byte", list.batchMemoryBytes, 1);
       };
       resources(containerRequests_, cu.container->requests);
       resources(containerLimits_, cu.container->limits);

@@ -11,7 +11,6 @@ namespace koord {
 
 namespace {
 
-constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
 // The largest limit the kernel's largest quota holds; a limit above it is no limit.
 constexpr int64_t kMaxQuotaMilli = kMaxCfsQuotaUs / (kCfsPeriodUs / 1000);
 // koordlet's validator for cfs_burst_us (100 s); the knob table's bound too.

@@ -99,7 +99,7 @@ constexpr int64_t kMaxContainerBytes = int64_t{1} << 46;
 // The first request or limit above kMaxContainerBytes, named; "" when none.
 std::string implausibleMemory(const Pod& pod) {
   const bool be = pod.koordQos == KoordQos::kBE;
-  const char* field = be ? "kubernetes.io/batch-memory" : "memory";
+  const char* field = be ? kBatchMemoryResource : "memory";
   auto check = [&](const Container& c) -> std::string {
     for (const auto& [what, v] :
          {std::pair<const char*, const std::optional<int64_t>&>{

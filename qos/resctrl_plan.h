@@ -28,7 +28,6 @@
 
 namespace koord::resctrl {
 
-inline constexpr const char* kPodResctrlAnnotation = "node.koordinator.sh/resctrl";
 
 // The threads found in one pod's cgroups (pod dir and every cgroup below it).
 struct PodThreads {

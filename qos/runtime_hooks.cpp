@@ -15,10 +15,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kResctrlAnnotation = "node.koordinator.sh/resctrl";
-constexpr const char* kCpuBurstAnnotation = "koordinator.sh/cpuBurst";
-constexpr const char* kBatchCpu = "kubernetes.io/batch-cpu";
-constexpr const char* kBatchMemory = "kubernetes.io/batch-memory";
 
 std::string podName(const HookPod& pod) { return pod.ns + "/" + pod.name; }
 
@@ -43,8 +39,8 @@ Status readList(const Json& obj, const std::string& field, ResourceList& out) {
     if (value.is_null()) continue;
     auto q = quantity(value, field + "." + name);
     if (!q) return q.error();
-    if (name == kBatchCpu) out.batchCpuMilli = *q;
-    if (name == kBatchMemory) out.batchMemoryBytes = *q;
+    if (name == kBatchCpuResource) out.batchCpuMilli = *q;
+    if (name == kBatchMemoryResource) out.batchMemoryBytes = *q;
   }
   return Ok{};
 }
@@ -141,8 +137,8 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
   FieldErrors errors;
   if (container != nullptr) {
     const HookContainer& c = *container;
-    auto request = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpu, "request"));
-    if (request) request = sharesFromMilli(*request, fieldName(c, kBatchCpu, "request"));
+    auto request = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpuResource, "request"));
+    if (request) request = sharesFromMilli(*request, fieldName(c, kBatchCpuResource, "request"));
     if (request) {
       out.cpuShares = *request;
     } else {
@@ -151,15 +147,15 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
     if (ctx.suppressCfsQuota) {
       out.cfsQuota = -1;
     } else {
-      auto limit = nonNegative(c.limits.batchCpuMilli, fieldName(c, kBatchCpu, "limit"));
-      if (limit) limit = quotaFromMilli(*limit, fieldName(c, kBatchCpu, "limit"));
+      auto limit = nonNegative(c.limits.batchCpuMilli, fieldName(c, kBatchCpuResource, "limit"));
+      if (limit) limit = quotaFromMilli(*limit, fieldName(c, kBatchCpuResource, "limit"));
       if (limit) {
         out.cfsQuota = *limit;
       } else {
         errors.add(limit.error().message + " (cfs quota not set)");
       }
     }
-    auto mem = nonNegative(c.limits.batchMemoryBytes, fieldName(c, kBatchMemory, "limit"));
+    auto mem = nonNegative(c.limits.batchMemoryBytes, fieldName(c, kBatchMemoryResource, "limit"));
     if (mem) {
       out.memoryLimit = *mem > 0 ? *mem : -1;
     } else {
@@ -171,20 +167,20 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
   // Pod level: the containers' sums.
   Result<int64_t> requestMilli = int64_t{0};
   for (const HookContainer& c : pod.containers) {
-    auto v = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpu, "request"));
+    auto v = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpuResource, "request"));
     if (!v) {
       requestMilli = v.error();
       break;
     }
     auto next = checkedAdd(*requestMilli, *v);
     if (!next) {
-      requestMilli = makeError(std::string(kBatchCpu) + " requests overflow int64 when summed");
+      requestMilli = makeError(std::string(kBatchCpuResource) + " requests overflow int64 when summed");
       break;
     }
     requestMilli = *next;
   }
   if (requestMilli) {
-    requestMilli = sharesFromMilli(*requestMilli, std::string(kBatchCpu) + " requests summed to");
+    requestMilli = sharesFromMilli(*requestMilli, std::string(kBatchCpuResource) + " requests summed to");
   }
   if (requestMilli) {
     out.cpuShares = *requestMilli;
@@ -194,15 +190,15 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
   if (ctx.suppressCfsQuota) {
     out.cfsQuota = -1;
   } else {
-    auto limit = podLimitSum(pod, kBatchCpu, &ResourceList::batchCpuMilli);
-    if (limit) limit = quotaFromMilli(*limit, std::string(kBatchCpu) + " limits summed to");
+    auto limit = podLimitSum(pod, kBatchCpuResource, &ResourceList::batchCpuMilli);
+    if (limit) limit = quotaFromMilli(*limit, std::string(kBatchCpuResource) + " limits summed to");
     if (limit) {
       out.cfsQuota = *limit;
     } else {
       errors.add(limit.error().message + " (pod cfs quota not set)");
     }
   }
-  auto mem = podLimitSum(pod, kBatchMemory, &ResourceList::batchMemoryBytes);
+  auto mem = podLimitSum(pod, kBatchMemoryResource, &ResourceList::batchMemoryBytes);
   if (mem) {
     out.memoryLimit = *mem > 0 ? *mem : -1;
   } else {
@@ -237,7 +233,7 @@ Status cpusetAllocator(const HookPod& pod, const HookContainer* container, const
 Status resctrl(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
                HookIntent& out) {
   if (!ctx.resctrl || ctx.spec == nullptr || container == nullptr) return Ok{};
-  if (pod.annotations.contains(kResctrlAnnotation)) return Ok{};  // per-pod group: not ours
+  if (pod.annotations.contains(kPodResctrlAnnotation)) return Ok{};  // per-pod group: not ours
   const ResourceQosStrategy& q = ctx.spec->qos;
   switch (pod.qosWithDefault()) {
     case KoordQos::kLSE:

@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "kube/pod.h"
 #include "qos/slo_schema.h"
 #include "qos/slo_source.h"
 #include "qos/yaml_json.h"
@@ -45,7 +46,7 @@ using slo::member;
 using slo::stringOr;
 using json = nlohmann::json;
 
-constexpr const char* kAnnotationWhere = "annotation koordinator.sh/cpuBurst: ";
+const std::string kAnnotationWhere = std::string("annotation ") + kCpuBurstAnnotation + ": ";
 
 // ---------------------------------------------------------------------------
 // Defaults (koordinator pkg/util/sloconfig/nodeslo_config.go, reference §5.1).
