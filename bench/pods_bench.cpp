@@ -117,13 +117,13 @@ std::vector<std::string> cycleFiles(const CgroupLayout& layout, const std::strin
   }
   std::string be = layout.qosDir(KubeQos::kBestEffort);
   files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpuUsage));
-  files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpusetCpus));
+  files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpusetCpusEffective));
   for (const auto& p : pods) {
     if (p.qos != KubeQos::kBestEffort) continue;
     std::string podDir = layout.podDir(p.qos, p.uid);
     for (const auto& id : p.containerIds) {
       files.push_back(cgroupFilePath(layout, root, *layout.containerDir(podDir, "containerd", id),
-                                     CgroupFile::kCpusetCpus));
+                                     CgroupFile::kCpusetCpusEffective));
     }
   }
   files.push_back(cgroupFilePath(layout, root, be, CgroupFile::kCpuQuota));

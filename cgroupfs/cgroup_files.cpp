@@ -2,27 +2,33 @@
 
 namespace koord {
 
-const CgroupFileSpec& cgroupFileSpec(CgroupFile file) {
-  static const CgroupFileSpec kTable[] = {
-      /* kCpuUsage */ {"cpuacct", "cpuacct.usage", "cpu.stat"},
-      /* kCpuStat */ {"cpu", "cpu.stat", "cpu.stat"},
-      /* kMemoryStat */ {"memory", "memory.stat", "memory.stat"},
-      /* kCpuQuota */ {"cpu", "cpu.cfs_quota_us", "cpu.max"},
-      /* kCpuPeriod */ {"cpu", "cpu.cfs_period_us", "cpu.max"},
-      /* kCpusetCpus */ {"cpuset", "cpuset.cpus", "cpuset.cpus.effective"},
-      /* kCpuPressure */ {"cpuacct", "cpu.pressure", "cpu.pressure"},
-      /* kMemoryPressure */ {"cpuacct", "memory.pressure", "memory.pressure"},
-      /* kIoPressure */ {"cpuacct", "io.pressure", "io.pressure"},
-      /* kThreads */ {"cpu", "tasks", "cgroup.threads"},
-  };
-  return kTable[static_cast<int>(file)];
+namespace {
+
+// A row out of place would silently name the wrong file for every reader.
+constexpr bool rowsInEnumOrder() {
+  for (size_t i = 0; i < kCgroupFiles.size(); ++i) {
+    if (static_cast<size_t>(kCgroupFiles[i].file) != i) return false;
+    if (kCgroupFiles[i].v1Subsystem == nullptr) return false;
+  }
+  return true;
 }
+static_assert(rowsInEnumOrder(), "kCgroupFiles rows must follow the CgroupFile enum");
+static_assert(static_cast<size_t>(CgroupFile::kMemorySoftLimit) + 1 == kCgroupFileCount);
+
+}  // namespace
 
 std::string cgroupFilePath(const CgroupLayout& layout, const std::string& cgroupRoot,
                            std::string_view dir, CgroupFile file) {
+  const char* name = cgroupFileName(file, layout.version());
+  if (name == nullptr) return {};
+  return layout.filePath(cgroupRoot, cgroupFileSpec(file).v1Subsystem, dir, name);
+}
+
+std::string cgroupFallbackPath(const CgroupLayout& layout, const std::string& cgroupRoot,
+                               std::string_view dir, CgroupFile file) {
   const CgroupFileSpec& s = cgroupFileSpec(file);
-  return layout.filePath(cgroupRoot, s.v1Subsystem, dir,
-                         layout.version() == CgroupVersion::kV1 ? s.v1File : s.v2File);
+  if (layout.version() != CgroupVersion::kV2 || s.v2Fallback == nullptr) return {};
+  return layout.filePath(cgroupRoot, s.v1Subsystem, dir, s.v2Fallback);
 }
 
 }  // namespace koord

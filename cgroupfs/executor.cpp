@@ -17,6 +17,7 @@
 
 #include "base/quote.h"
 #include "base/read_file.h"
+#include "cgroupfs/cgroup_files.h"
 
 namespace koord {
 
@@ -100,22 +101,19 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
 
 Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   const KnobSpec& spec = knobSpec(knob);
-  const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
-  if (!support_.has(knob) || file == nullptr) {
+  const std::string path = cgroupFilePath(layout_, config_.cgroupRoot, dir, spec.file);
+  if (!support_.has(knob) || path.empty()) {
     return makeError(std::string(spec.name) + " is not supported here");
   }
-  const std::string path = layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, file);
   auto text = readFile(path, kReadCap);
   if (!text) return text.error();
   auto value = parseKnob(knob, layout_.version(), *text);
   if (!value) return makeError(path + ": " + value.error().message);
-  // On v2 an empty CPU list means "whatever the parent has": the knob table names
-  // the file that shows the CPUs in force.
-  if (spec.v2EffectiveFile != nullptr && layout_.version() == CgroupVersion::kV2 && spec.cpuList &&
-      value->cpus.empty()) {
-    const std::string effective =
-        layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, dir, spec.v2EffectiveFile);
-    if (auto eff = readFile(effective, kReadCap)) {
+  // An empty v2 cpuset.cpus means "the parent's": a strategy stepping from the
+  // current CPUs gets those in force, from the row's fallback (cgroup_files.h).
+  const std::string fallback = cgroupFallbackPath(layout_, config_.cgroupRoot, dir, spec.file);
+  if (!fallback.empty() && spec.cpuList && value->cpus.empty()) {
+    if (auto eff = readFile(fallback, kReadCap)) {
       if (auto parsed = parseKnob(knob, layout_.version(), *eff)) return *parsed;
     }
   }
@@ -160,10 +158,10 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
                            quoteText(write.dir, 200) + " for " + write.owner);
     return std::nullopt;
   }
-  const char* file = layout_.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
+  std::string path = cgroupFilePath(layout_, config_.cgroupRoot, write.dir, spec.file);
   // No file on this cgroup version (memory.soft_limit_in_bytes on v2): unsupported,
   // whatever the support set says.
-  if (!support_.has(write.knob) || file == nullptr) {
+  if (!support_.has(write.knob) || path.empty()) {
     ++batch.unsupported;
     bool& logged = unsupportedLogged_[static_cast<size_t>(write.knob)];
     if (!logged) {
@@ -179,13 +177,13 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   if (isMemoryKnob(write.knob) && value.number > 0 && config_.pageSize > 0) {
     value.number -= value.number % config_.pageSize;
   }
-  Pending p{&write,
-            layout_.filePath(config_.cgroupRoot, spec.v1Subsystem, write.dir, file),
-            value,
-            renderKnob(write.knob, layout_.version(), value),
-            "",
-            std::nullopt,
-            depthOf(write.dir)};
+  Pending p{.write = &write,
+            .path = std::move(path),
+            .target = value,
+            .text = renderKnob(write.knob, layout_.version(), value),
+            .oldText = "",
+            .current = std::nullopt,
+            .depth = depthOf(write.dir)};
   auto text = readFile(p.path, kReadCap);
   if (!text) {
     if (text.error().sysErrno == ENOENT) {  // the pod or container is gone: normal
@@ -201,6 +199,9 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     return std::nullopt;
   }
   p.oldText = trimmed(*text);
+  // The file the write changes, as it is, with no fallback: an empty v2
+  // cpuset.cpus (inherited) differs from every non-empty target, so the target is
+  // written and the cgroup stops following its parent (cgroup_files.h).
   if (auto parsed = parseKnob(write.knob, layout_.version(), *text)) p.current = *parsed;
   // v2 weight -> shares does not invert exactly: compare what we would write.
   const bool equal = (write.knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2)

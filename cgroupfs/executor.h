@@ -105,7 +105,9 @@ class Executor {
   const KnobSupport& support() const { return support_; }
 
   // The value a knob's file holds now, in v1 units, read the way apply() reads it
-  // (strategies that step from the current value get it here). Errors: the knob is
+  // (strategies that step from the current value get it here), except that an empty
+  // v2 cpuset.cpus ("the parent's") reads as the CPUs in force, from its file row's
+  // fallback (cgroup_files.h: "Reading a v2 cpuset"). Errors: the knob is
   // unsupported on this kernel, the file is missing (sysErrno ENOENT) or unreadable,
   // or its text does not parse.
   Result<KnobValue> read(const std::string& dir, Knob knob) const;

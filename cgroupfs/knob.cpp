@@ -22,50 +22,77 @@ constexpr int64_t kMemoryUnlimitedFloor = int64_t{1} << 62;
 constexpr int64_t kMinWeight = 1;
 constexpr int64_t kMaxWeight = 10000;
 
+// The write-side facts of one knob; its files are its CgroupFile row's.
+struct KnobFacts {
+  Knob knob;
+  CgroupFile file;
+  bool cpuList;
+  int64_t min;
+  int64_t max;
+  bool minusOneIsUnlimited;
+  bool hierarchical;
+};
+
 // Indexed by Knob. hierarchical follows koordlet's "mergeable" files
 // (LeveledUpdateBatch): a child's quota may not exceed its parent's (EINVAL), a
 // child's cpuset must be a subset of its parent's, and memory protection is
 // bounded by the parent's effective value. memory.limit_in_bytes is not: v1 and v2
 // both accept a child limit above the parent's.
-constexpr std::array<KnobSpec, kKnobCount> kSpecs = {{
-    {Knob::kCpuShares, "cpu.shares", "cpu", "cpu.shares", "cpu.weight", false, kMinShares,
-     kMaxShares, false, false, nullptr},
-    {Knob::kCpuQuota, "cpu.cfs_quota_us", "cpu", "cpu.cfs_quota_us", "cpu.max", false, 1000,
-     kMaxCfsQuotaUs, true, true, nullptr},
+constexpr std::array<KnobFacts, kKnobCount> kFacts = {{
+    {Knob::kCpuShares, CgroupFile::kCpuShares, false, kMinShares, kMaxShares, false, false},
+    {Knob::kCpuQuota, CgroupFile::kCpuQuota, false, kMinCfsQuotaUs, kMaxCfsQuotaUs, true, true},
     // koordlet validates 0..1e8 (100 s). The kernel also wants burst <= quota when
     // the quota is limited; a larger burst is its EINVAL, counted by the executor.
-    {Knob::kCpuBurst, "cpu.cfs_burst_us", "cpu", "cpu.cfs_burst_us", "cpu.max.burst", false, 0,
-     100'000'000, false, false, nullptr},
-    {Knob::kCpusetCpus, "cpuset.cpus", "cpuset", "cpuset.cpus", "cpuset.cpus", true, 0, 0, false,
-     true, "cpuset.cpus.effective"},
-    {Knob::kMemoryLimit, "memory.limit_in_bytes", "memory", "memory.limit_in_bytes", "memory.max",
-     false, 0, kInt64Max, true, false, nullptr},
+    {Knob::kCpuBurst, CgroupFile::kCpuBurst, false, 0, 100'000'000, false, false},
+    // The CPUs asked for, not those in force: see cgroup_files.h.
+    {Knob::kCpusetCpus, CgroupFile::kCpusetCpus, true, 0, 0, false, true},
+    {Knob::kMemoryLimit, CgroupFile::kMemoryLimit, false, 0, kInt64Max, true, false},
     // v1 names exist only on Anolis kernels; the probe decides.
-    {Knob::kMemoryMin, "memory.min", "memory", "memory.min", "memory.min", false, 0, kInt64Max,
-     false, true, nullptr},
-    {Knob::kMemoryLow, "memory.low", "memory", "memory.low", "memory.low", false, 0, kInt64Max,
-     false, true, nullptr},
-    {Knob::kMemoryHigh, "memory.high", "memory", "memory.high", "memory.high", false, 0, kInt64Max,
-     true, true, nullptr},
+    {Knob::kMemoryMin, CgroupFile::kMemoryMin, false, 0, kInt64Max, false, true},
+    {Knob::kMemoryLow, CgroupFile::kMemoryLow, false, 0, kInt64Max, false, true},
+    {Knob::kMemoryHigh, CgroupFile::kMemoryHigh, false, 0, kInt64Max, true, true},
     // Alinux/Anolis extensions (reference §4.0); ranges are koordlet's validators.
     // None bounds its children, so none is ordered.
-    {Knob::kMemoryWmarkRatio, "memory.wmark_ratio", "memory", "memory.wmark_ratio",
-     "memory.wmark_ratio", false, 0, 100, false, false, nullptr},
-    {Knob::kMemoryWmarkScaleFactor, "memory.wmark_scale_factor", "memory",
-     "memory.wmark_scale_factor", "memory.wmark_scale_factor", false, 1, 1000, false, false,
-     nullptr},
-    {Knob::kMemoryWmarkMinAdj, "memory.wmark_min_adj", "memory", "memory.wmark_min_adj",
-     "memory.wmark_min_adj", false, -25, 50, false, false, nullptr},
-    {Knob::kMemoryPriority, "memory.priority", "memory", "memory.priority", "memory.priority",
-     false, 0, 12, false, false, nullptr},
-    {Knob::kMemoryUsePriorityOom, "memory.use_priority_oom", "memory", "memory.use_priority_oom",
-     "memory.use_priority_oom", false, 0, 1, false, false, nullptr},
-    {Knob::kMemoryOomGroup, "memory.oom.group", "memory", "memory.oom.group", "memory.oom.group",
-     false, 0, 1, false, false, nullptr},
+    {Knob::kMemoryWmarkRatio, CgroupFile::kMemoryWmarkRatio, false, 0, 100, false, false},
+    {Knob::kMemoryWmarkScaleFactor, CgroupFile::kMemoryWmarkScaleFactor, false, 1, 1000, false,
+     false},
+    {Knob::kMemoryWmarkMinAdj, CgroupFile::kMemoryWmarkMinAdj, false, -25, 50, false, false},
+    {Knob::kMemoryPriority, CgroupFile::kMemoryPriority, false, 0, 12, false, false},
+    {Knob::kMemoryUsePriorityOom, CgroupFile::kMemoryUsePriorityOom, false, 0, 1, false, false},
+    {Knob::kMemoryOomGroup, CgroupFile::kMemoryOomGroup, false, 0, 1, false, false},
     // v1 only. A soft limit is a reclaim hint, not a bound on children: not ordered.
-    {Knob::kMemorySoftLimit, "memory.soft_limit_in_bytes", "memory", "memory.soft_limit_in_bytes",
-     nullptr, false, 0, kInt64Max, true, false, nullptr},
+    {Knob::kMemorySoftLimit, CgroupFile::kMemorySoftLimit, false, 0, kInt64Max, true, false},
 }};
+
+// Joins each knob's facts with its file row, at compile time.
+constexpr std::array<KnobSpec, kKnobCount> joinSpecs() {
+  std::array<KnobSpec, kKnobCount> out{};
+  for (size_t i = 0; i < kKnobCount; ++i) {
+    const KnobFacts& f = kFacts[i];
+    const CgroupFileSpec& row = cgroupFileSpec(f.file);
+    out[i] = KnobSpec{f.knob,
+                      f.file,
+                      row.v1File != nullptr ? row.v1File : row.v2File,
+                      row.v1Subsystem,
+                      row.v1File,
+                      row.v2File,
+                      f.cpuList,
+                      f.min,
+                      f.max,
+                      f.minusOneIsUnlimited,
+                      f.hierarchical};
+  }
+  return out;
+}
+constexpr std::array<KnobSpec, kKnobCount> kSpecs = joinSpecs();
+
+constexpr bool specsInEnumOrder() {
+  for (size_t i = 0; i < kKnobCount; ++i) {
+    if (static_cast<size_t>(kSpecs[i].knob) != i || kSpecs[i].name == nullptr) return false;
+  }
+  return true;
+}
+static_assert(specsInEnumOrder(), "kFacts rows must follow the Knob enum, each with a file");
 
 std::string renderCpuList(const std::vector<int>& cpus) {
   std::string out;
@@ -178,11 +205,10 @@ KnobSupport KnobSupport::probe(const std::string& cgroupRoot, const CgroupLayout
   KnobSupport support;
   const std::string dir = layout.kubeRootDir();
   for (const KnobSpec& spec : kSpecs) {
-    const char* file = layout.version() == CgroupVersion::kV1 ? spec.v1File : spec.v2File;
-    if (file == nullptr) continue;
+    const std::string path = cgroupFilePath(layout, cgroupRoot, dir, spec.file);
+    if (path.empty()) continue;  // no such file on this cgroup version
     std::error_code ec;
-    const bool there =
-        std::filesystem::exists(layout.filePath(cgroupRoot, spec.v1Subsystem, dir, file), ec);
+    const bool there = std::filesystem::exists(path, ec);
     support.set(spec.knob, there && !ec);
   }
   return support;

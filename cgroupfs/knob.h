@@ -1,10 +1,10 @@
 // The table of cgroup knobs the QoS manager writes (STYLE.md habit 4): one row per
-// knob with its v1 controller and file, its v2 file, the range the kernel accepts,
-// how a value converts between v1 and v2 (shares <-> weight, quota <-> cpu.max,
-// -1 <-> "max"), whether a parent bounds its children (so writes need ordering),
-// and whether this kernel has it (probed once at the kubepods root). Strategies
-// name knobs, never files; values are in v1 units (shares, microseconds, bytes,
-// CPU lists).
+// knob naming its file's row in the cgroup file table (cgroup_files.h, the only
+// place file names are spelled), the range the kernel accepts, how a value
+// converts between v1 and v2 (shares <-> weight, quota <-> cpu.max, -1 <-> "max"),
+// whether a parent bounds its children (so writes need ordering), and whether this
+// kernel has it (probed once at the kubepods root). Strategies name knobs, never
+// files; values are in v1 units (shares, microseconds, bytes, CPU lists).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
 
 namespace koord {
@@ -44,7 +45,9 @@ inline constexpr size_t kKnobCount = 15;
 
 struct KnobSpec {
   Knob knob;
-  const char* name;  // for logs and the audit log, e.g. "cpu.cfs_quota_us"
+  CgroupFile file;  // the row naming its files
+  // Copied from the file's row, for callers and logs.
+  const char* name;  // for logs and the audit log: the v1 name, e.g. "cpu.cfs_quota_us"
   const char* v1Subsystem;
   // nullptr: no v1 file at all. memory.min/low/high carry their names although
   // only Anolis v1 kernels have them: KnobSupport::probe decides.
@@ -55,9 +58,6 @@ struct KnobSpec {
   int64_t max;
   bool minusOneIsUnlimited;  // -1 is allowed and means no limit
   bool hierarchical;         // a parent's value bounds its children's
-  // v2 only: where the value in force is read when v2File is empty (an empty
-  // cpuset.cpus means "the parent's", shown in cpuset.cpus.effective); nullptr: none.
-  const char* v2EffectiveFile;
 };
 
 const KnobSpec& knobSpec(Knob knob);

@@ -184,13 +184,14 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   readCpu(beDir, beUsage, out.errors, nullptr);
   if (beUsage.cpuCores) be.usageMilli = *beUsage.cpuCores * 1000.0;
 
-  // Real limit: the smallest cpuset among the BE dir and BE containers, and the
-  // besteffort dir's CFS quota when it has one.
+  // Real limit: the smallest cpuset among the BE dir and BE containers (the CPUs in
+  // force, not those asked for: cgroup_files.h), and the besteffort dir's CFS quota
+  // when it has one.
   std::optional<size_t> minCpus;
   auto considerCpuset = [&](const std::string& dir) {
     std::vector<int> cpus;
-    if (readParsed(cgroupFilePath(layout_, root, dir, CgroupFile::kCpusetCpus), parseCpuList, cpus,
-                   out.errors) == CgroupRead::kOk &&
+    if (readParsed(cgroupFilePath(layout_, root, dir, CgroupFile::kCpusetCpusEffective),
+                   parseCpuList, cpus, out.errors) == CgroupRead::kOk &&
         !cpus.empty()) {
       minCpus = std::min(minCpus.value_or(std::numeric_limits<size_t>::max()), cpus.size());
     }

@@ -343,3 +343,40 @@ TEST_CASE("the probe reports each Alinux knob, oom.group and the soft limit by i
     CHECK_FALSE(s.has(Knob::kMemoryWmarkRatio));
   }
 }
+
+TEST_CASE("each knob's files are those of its row in the one cgroup file table", "[knob]") {
+  for (size_t i = 0; i < kKnobCount; ++i) {
+    const KnobSpec& k = knobSpec(static_cast<Knob>(i));
+    const CgroupFileSpec& row = cgroupFileSpec(k.file);
+    INFO(k.name);
+    CHECK(k.v1Subsystem == row.v1Subsystem);
+    CHECK(k.v1File == row.v1File);
+    CHECK(k.v2File == row.v2File);
+    CHECK(std::string(k.name) == (row.v1File != nullptr ? row.v1File : row.v2File));
+  }
+  for (size_t i = 0; i < kCgroupFileCount; ++i) {
+    const CgroupFileSpec& row = cgroupFileSpec(static_cast<CgroupFile>(i));
+    CHECK(static_cast<size_t>(row.file) == i);
+    CHECK((row.v1File != nullptr || row.v2File != nullptr));
+  }
+  // The two v2 cpuset lists, named once: the one written (whose empty value means
+  // the parent's, read from the one in force) and the one in force.
+  const CgroupFileSpec& asked = cgroupFileSpec(CgroupFile::kCpusetCpus);
+  const CgroupFileSpec& inForce = cgroupFileSpec(CgroupFile::kCpusetCpusEffective);
+  CHECK(knobSpec(Knob::kCpusetCpus).file == CgroupFile::kCpusetCpus);
+  CHECK(std::string(asked.v2File) == "cpuset.cpus");
+  CHECK(std::string(asked.v2Fallback) == "cpuset.cpus.effective");
+  CHECK(std::string(inForce.v2File) == "cpuset.cpus.effective");
+  CHECK(std::string(inForce.v1File) == std::string(asked.v1File));
+  for (size_t i = 0; i < kCgroupFileCount; ++i) {
+    if (static_cast<CgroupFile>(i) == CgroupFile::kCpusetCpus) continue;
+    CHECK(cgroupFileSpec(static_cast<CgroupFile>(i)).v2Fallback == nullptr);
+  }
+  // A file a version lacks has no path there, so no reader or probe builds one.
+  const CgroupLayout v2(CgroupVersion::kV2, CgroupDriver::kCgroupfs);
+  CHECK(cgroupFilePath(v2, "/sys/fs/cgroup", "kubepods", CgroupFile::kMemorySoftLimit).empty());
+  CHECK(cgroupFallbackPath(v2, "/r", "kubepods", CgroupFile::kCpusetCpus) ==
+        "/r/kubepods/cpuset.cpus.effective");
+  const CgroupLayout v1(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+  CHECK(cgroupFallbackPath(v1, "/r", "kubepods", CgroupFile::kCpusetCpus).empty());
+}
