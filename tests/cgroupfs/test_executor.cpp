@@ -393,3 +393,43 @@ TEST_CASE("reading a v2 cpuset that is empty gives the CPUs in force, from the e
   REQUIRE(ls.ok());
   CHECK(ls->cpus == std::vector<int>{2, 3});
 }
+
+TEST_CASE("a v2 cpuset write is compared with the list asked for, not the list in force",
+          "[executor]") {
+  // cpuset.cpus asks for CPUs 8-9, none of them in the parent's set, so the kernel
+  // runs the tasks on the parent's 0-3 (cpuset.cpus.effective).
+  test::TempTree tree;
+  const std::string be = "kubepods/besteffort";
+  tree.write(be + "/cpuset.cpus", "8-9\n");
+  tree.write(be + "/cpuset.cpus.effective", "0-3\n");
+  const std::string inherits = "kubepods/burstable";
+  tree.write(inherits + "/cpuset.cpus", "\n");
+  tree.write(inherits + "/cpuset.cpus.effective", "0-3\n");
+  ManualClock clock;
+  std::ostringstream log;
+  Logger::setGlobal(log, clock, 0);
+  FailureLog failures{clock};
+  ExecutorConfig config;
+  config.cgroupRoot = tree.path();
+  Executor exec(config, CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs),
+                KnobSupport::all(), clock, failures);
+  auto cpus = [](const std::string& dir, std::vector<int> list) {
+    return CgroupWrite{dir, Knob::kCpusetCpus, KnobValue::ofCpus(std::move(list)), "test"};
+  };
+
+  // The file already asks for the target: nothing to write, although what is in
+  // force differs (compared with the effective list it would be rewritten forever).
+  ExecutorStats s = exec.apply({cpus(be, {8, 9})});
+  CHECK(s.unchanged == 1);
+  CHECK(s.written == 0);
+  CHECK(readFile(tree.path(be + "/cpuset.cpus")).value() == "8-9\n");
+  // The target equals what is in force but not what is asked: written, so the
+  // cgroup no longer depends on what its parent grants.
+  // (8-9 to 0-3 goes through their union: two writes.)
+  s = exec.apply({cpus(be, {0, 1, 2, 3}), cpus(inherits, {0, 1, 2, 3})});
+  CHECK(s.written == 3);
+  CHECK(readFile(tree.path(be + "/cpuset.cpus")).value() == "0-3\n");
+  CHECK(readFile(tree.path(inherits + "/cpuset.cpus")).value() == "0-3\n");
+  static SystemClock system;
+  Logger::setGlobal(std::cerr, system, 0);
+}

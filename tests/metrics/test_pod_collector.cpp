@@ -287,3 +287,34 @@ TEST_CASE("without kernel PSI at the kubepods root, pod PSI is logged once and s
   CHECK(std::count(logged.begin(), logged.end(), '\n') == 1);
   CHECK(logged.find("Anolis") != std::string::npos);
 }
+
+TEST_CASE("on cgroup v2 the BE cpuset limit counts the CPUs in force, not those asked for",
+          "[pod_collector]") {
+  ManualClock clock;
+  QuietLog quiet(clock);
+  CgroupLayout layout(CgroupVersion::kV2, CgroupDriver::kSystemd);
+  const std::string beDir = layout.qosDir(KubeQos::kBestEffort);
+  const std::string beUid = "be000000-0000-0000-0000-000000000001";
+  const std::string beCid(64, 'e');
+  const std::string beContainer =
+      *layout.containerDir(layout.podDir(KubeQos::kBestEffort, beUid), "containerd", beCid);
+  test::TempTree tree;
+  tree.write(beDir + "/cpu.max", "max 100000\n");
+  // The besteffort dir asks for CPUs 8-9, none in its parent's set: it runs on 0-3.
+  tree.write(beDir + "/cpuset.cpus", "8-9\n");
+  tree.write(beDir + "/cpuset.cpus.effective", "0-3\n");
+  // The container inherits (asks for nothing) and runs on 0-2.
+  tree.write(beContainer + "/cpuset.cpus", "\n");
+  tree.write(beContainer + "/cpuset.cpus.effective", "0-2\n");
+  Pod be = makePod(KoordQos::kBE, KubeQos::kBestEffort, beUid, beCid);
+  PodCollector collector(configFor(tree), layout, clock);
+
+  auto out = collector.collect({be}, nullptr);
+  REQUIRE(out.sample.be.realLimitMilli.has_value());
+  CHECK(*out.sample.be.realLimitMilli == Approx(3000));
+  // Narrowing what is in force narrows the limit, whatever the dir asks for.
+  tree.write(beContainer + "/cpuset.cpus.effective", "0-1\n");
+  clock.advance(1s);
+  out = collector.collect({be}, nullptr);
+  CHECK(*out.sample.be.realLimitMilli == Approx(2000));
+}
