@@ -8,7 +8,6 @@
 
 #include "base/read_file.h"
 #include "resctrl/resctrl_writer.h"
-#include "qos/resctrl_plan.h"
 #include "resctrl/schemata.h"
 #include "support/fake_resctrl_kernel.h"
 #include "support/log_capture.h"
@@ -22,6 +21,14 @@ using koord::test::TempTree;
 using Strings = std::vector<std::string>;
 
 namespace {
+
+// Each class's resctrlQOS share, shaped as the NodeSLO's blocks (class.resctrl).
+struct ClassConfig {
+  ClassShare resctrl;
+};
+struct Classes {
+  ClassConfig lsr, ls, be;
+};
 
 std::string contents(const std::string& path) {
   auto text = readFile(path);
@@ -50,12 +57,19 @@ struct Host {
   }
   std::string stateFile() const { return tree.path("run/resctrl-groups"); }
 
-  ResctrlPlan plan(const ResourceQosStrategy& config, const std::vector<PodThreads>& pods = {},
-                   CpuVendor vendor = CpuVendor::kIntel) const {
+  // The plan qos/resctrl_plan.h would hand over for these shares and no pods: the
+  // three groups' schemata, no tids.
+  ResctrlPlan plan(const Classes& config, CpuVendor vendor = CpuVendor::kIntel) const {
     auto info = readResctrlInfo(paths);
     REQUIRE(info.ok());
-    auto p = planResctrl(*info, vendor, config, pods);
-    REQUIRE(p.errors.empty());
+    ResctrlPlan p;
+    for (const auto& [group, share] : {std::pair{kGroupLSR, config.lsr.resctrl},
+                                       std::pair{kGroupLS, config.ls.resctrl},
+                                       std::pair{kGroupBE, config.be.resctrl}}) {
+      auto lines = groupSchemata(*info, vendor, share);
+      REQUIRE(lines.ok());
+      p.groups.push_back(GroupPlan{group, *lines, true, {}});
+    }
     return p;
   }
 
@@ -63,13 +77,11 @@ struct Host {
   HostPaths paths;
 };
 
-ResctrlQos rdt(int64_t start, int64_t end, int64_t mba) {
-  return ResctrlQos{true, start, end, mba};
-}
+ClassShare rdt(int64_t start, int64_t end, int64_t mba) { return ClassShare{start, end, mba}; }
 
 // LSR at the none values, LS 0-60 % MBA 80, BE 0-30 % MBA 40.
-ResourceQosStrategy threeClasses() {
-  ResourceQosStrategy config;
+Classes threeClasses() {
+  Classes config;
   config.lsr.resctrl = rdt(0, 100, 100);
   config.ls.resctrl = rdt(0, 60, 80);
   config.be.resctrl = rdt(0, 30, 40);
@@ -205,7 +217,7 @@ TEST_CASE("an AMD host gets absolute MB values on the 2048 and 160 scale") {
   ResctrlWriter writer(host.root(), own, cap.failures, false, kernel.ops());
   auto config = threeClasses();
   config.ls.resctrl = rdt(0, 100, 60);
-  writer.apply(host.plan(config, {}, CpuVendor::kAmd));
+  writer.apply(host.plan(config, CpuVendor::kAmd));
   CHECK(kernel.writesTo(host.group("LSR", "schemata")).empty());  // 2048 already
   CHECK(kernel.writesTo(host.group("LS", "schemata")) == Strings{"MB:0=96;1=96;2=96;3=96\n"});
   CHECK(kernel.writesTo(host.group("BE", "schemata")) ==
