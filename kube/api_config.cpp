@@ -93,8 +93,8 @@ Result<std::string> decodeBase64(std::string_view text) {
         return makeError("invalid base64 character at offset " + std::to_string(i + j));
       }
     }
-    const uint32_t n = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) |
-                       uint32_t(v[3]);
+    const uint32_t n =
+        (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | uint32_t(v[3]);
     out.push_back(static_cast<char>((n >> 16) & 0xff));
     if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xff));
     if (pad < 1) out.push_back(static_cast<char>(n & 0xff));
@@ -162,8 +162,9 @@ Result<ApiConfig> parseKubeconfig(std::string_view text, const std::string& path
   const std::string uf = "users[" + *userName + "].user";
   for (const char* plugin : {"exec", "auth-provider"}) {
     if ((*user)[plugin]) {
-      return where.at(uf + "." + plugin, "credential plugins are not supported; use a token, "
-                                         "a token file or a client certificate");
+      return where.at(uf + "." + plugin,
+                      "credential plugins are not supported; use a token, "
+                      "a token file or a client certificate");
     }
   }
   struct Field {
@@ -192,8 +193,8 @@ Result<ApiConfig> parseKubeconfig(std::string_view text, const std::string& path
   const bool cert = !out.clientCertFile.empty() || !out.clientCertData.empty();
   const bool key = !out.clientKeyFile.empty() || !out.clientKeyData.empty();
   if (cert != key) {
-    return where.at(uf, cert ? "a client certificate without its key"
-                             : "a client key without its certificate");
+    return where.at(
+        uf, cert ? "a client certificate without its key" : "a client key without its certificate");
   }
   return out;
 }

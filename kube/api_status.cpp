@@ -12,7 +12,8 @@ namespace {
 Result<std::string> stringField(const nlohmann::json& o, const char* key, const std::string& at) {
   const auto it = o.find(key);
   if (it == o.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return makeError(at + key + ": expected a string, got " + jsonTypeName(*it));
+  if (!it->is_string())
+    return makeError(at + key + ": expected a string, got " + jsonTypeName(*it));
   return it->get<std::string>();
 }
 
@@ -55,9 +56,9 @@ Result<ApiStatus> parseStatus(std::string_view body, const std::string& source) 
         const std::string cat = at + "details.causes[" + std::to_string(i++) + "].";
         if (!c.is_object()) return makeError(cat.substr(0, cat.size() - 1) + ": not an object");
         StatusCause cause;
-        for (auto [key, into] : {std::pair{"reason", &cause.reason},
-                                 std::pair{"message", &cause.message},
-                                 std::pair{"field", &cause.field}}) {
+        for (auto [key, into] :
+             {std::pair{"reason", &cause.reason}, std::pair{"message", &cause.message},
+              std::pair{"field", &cause.field}}) {
           auto v = stringField(c, key, cat);
           if (!v) return v.error();
           *into = std::move(*v);
@@ -115,7 +116,7 @@ ApiOutcome classify(unsigned httpStatus, const ApiStatus* status) {
       return ApiOutcome::kExpired;
     case 429:
       return status != nullptr && status->hasCause("DisruptionBudget") ? ApiOutcome::kBudget
-                                                                        : ApiOutcome::kThrottled;
+                                                                       : ApiOutcome::kThrottled;
     default:
       break;
   }

@@ -28,7 +28,7 @@ namespace koord {
 struct StatusCause {
   std::string reason;  // "FieldValueTypeInvalid", "DisruptionBudget"
   std::string message;
-  std::string field;   // "status.updateTime"; "" when none
+  std::string field;  // "status.updateTime"; "" when none
 };
 
 struct ApiStatus {
@@ -44,17 +44,17 @@ struct ApiStatus {
 Result<ApiStatus> parseStatus(std::string_view body, const std::string& source);
 
 enum class ApiOutcome {
-  kOk,             // 2xx
-  kConflict,       // 409: re-read and retry
-  kExpired,        // 410: re-list
-  kThrottled,      // 429 (not a DisruptionBudget): wait Retry-After, retry
-  kBudget,         // 429 with cause DisruptionBudget: not evicted now
-  kRetry,          // 5xx: back off and retry
-  kUnauthorized,   // 401
-  kForbidden,      // 403
-  kNotFound,       // 404
-  kInvalid,        // 400, 422: our request is wrong; not retried as is
-  kOther,          // anything else
+  kOk,            // 2xx
+  kConflict,      // 409: re-read and retry
+  kExpired,       // 410: re-list
+  kThrottled,     // 429 (not a DisruptionBudget): wait Retry-After, retry
+  kBudget,        // 429 with cause DisruptionBudget: not evicted now
+  kRetry,         // 5xx: back off and retry
+  kUnauthorized,  // 401
+  kForbidden,     // 403
+  kNotFound,      // 404
+  kInvalid,       // 400, 422: our request is wrong; not retried as is
+  kOther,         // anything else
 };
 const char* toString(ApiOutcome o);
 

@@ -72,9 +72,10 @@ TEST_CASE("a kubeconfig that cannot be used is refused naming the file and field
     return c.error().message;
   };
   CHECK(error(kKubeconfig, "nope") == "kubeconfig /k.conf: contexts: \"nope\" is not there");
-  CHECK(error("clusters: [\n") .find("kubeconfig /k.conf: not YAML: line ") == 0);
+  CHECK(error("clusters: [\n").find("kubeconfig /k.conf: not YAML: line ") == 0);
   CHECK(error("- a\n- b\n") == "kubeconfig /k.conf: expected an object at the top");
-  CHECK(error("contexts: []\n") == "kubeconfig /k.conf: current-context: not set and no context given");
+  CHECK(error("contexts: []\n") ==
+        "kubeconfig /k.conf: current-context: not set and no context given");
   const std::string base =
       "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n";
   CHECK(error(base + "clusters:\n- name: k\n  cluster: {}\n") ==

@@ -29,15 +29,14 @@ TEST_CASE("real Status replies give their code and reason and what to do next") 
     const char* reason;
     ApiOutcome outcome;
   };
-  for (const Case& c : {Case{"unauthorized-401", 401, "Unauthorized", ApiOutcome::kUnauthorized},
-                        Case{"node-delete-forbidden-403", 403, "Forbidden", ApiOutcome::kForbidden},
-                        Case{"nodeslo-get-missing-404", 404, "NotFound", ApiOutcome::kNotFound},
-                        Case{"nodemetric-status-put-stale-409", 409, "Conflict",
-                             ApiOutcome::kConflict},
-                        Case{"nodemetric-status-patch-invalid-422", 422, "Invalid",
-                             ApiOutcome::kInvalid},
-                        Case{"pod-eviction-pdb-429", 429, "TooManyRequests", ApiOutcome::kBudget},
-                        Case{"pod-eviction-201", 201, "", ApiOutcome::kOk}}) {
+  for (const Case& c :
+       {Case{"unauthorized-401", 401, "Unauthorized", ApiOutcome::kUnauthorized},
+        Case{"node-delete-forbidden-403", 403, "Forbidden", ApiOutcome::kForbidden},
+        Case{"nodeslo-get-missing-404", 404, "NotFound", ApiOutcome::kNotFound},
+        Case{"nodemetric-status-put-stale-409", 409, "Conflict", ApiOutcome::kConflict},
+        Case{"nodemetric-status-patch-invalid-422", 422, "Invalid", ApiOutcome::kInvalid},
+        Case{"pod-eviction-pdb-429", 429, "TooManyRequests", ApiOutcome::kBudget},
+        Case{"pod-eviction-201", 201, "", ApiOutcome::kOk}}) {
     INFO(c.name);
     const ApiStatus s = fixture(c.name);
     CHECK(s.code == c.code);
@@ -76,7 +75,7 @@ TEST_CASE("a reply that is not a Status is refused naming the request and field"
     REQUIRE_FALSE(s.ok());
     return s.error().message;
   };
-  CHECK(error("<html>") .find("PUT nodemetrics/n/status: reply is not JSON: ") == 0);
+  CHECK(error("<html>").find("PUT nodemetrics/n/status: reply is not JSON: ") == 0);
   CHECK(error("[]") == "PUT nodemetrics/n/status: reply is an array, not a Status");
   CHECK(error(R"({"kind":"NodeMetric"})") ==
         "PUT nodemetrics/n/status: Status.kind: \"NodeMetric\", not Status");

@@ -59,8 +59,11 @@ bool operator==(const Seen& a, const Seen& b) { return a.type == b.type && a.rv 
 
 TEST_CASE("a real NodeSLO watch decodes to its five events however the bytes arrive") {
   const std::string text = body("nodeslo-watch-bookmarks.raw");
-  const std::vector<Seen> want = {{"MODIFIED", "236"}, {"DELETED", "237"}, {"BOOKMARK", "237"},
-                                  {"ADDED", "238"},    {"BOOKMARK", "238"}};
+  const std::vector<Seen> want = {{"MODIFIED", "236"},
+                                  {"DELETED", "237"},
+                                  {"BOOKMARK", "237"},
+                                  {"ADDED", "238"},
+                                  {"BOOKMARK", "238"}};
   for (size_t step : {text.size(), size_t{1}, size_t{7}, size_t{4096}}) {
     INFO("pieces of " << step << " bytes");
     CHECK(decodeAll(text, step) == want);
