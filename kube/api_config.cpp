@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "base/quote.h"
+#include "base/text_scan.h"
 
 namespace koord {
 namespace {
@@ -204,13 +205,7 @@ Result<std::optional<ApiConfig>> inClusterConfig(const InClusterEnv& env) {
     return std::optional<ApiConfig>();
   }
   uint64_t port = 0;
-  for (char c : env.port) {
-    if (c < '0' || c > '9' || port > 65535) {
-      return makeError("KUBERNETES_SERVICE_PORT " + quoteText(env.port, 20) + " is not a port");
-    }
-    port = port * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (port == 0 || port > 65535) {
+  if (text::toU64(env.port, port) != nullptr || port == 0 || port > 65535) {
     return makeError("KUBERNETES_SERVICE_PORT " + quoteText(env.port, 20) + " is not a port");
   }
   ApiConfig out;
