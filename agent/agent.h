@@ -13,13 +13,13 @@
 #include <set>
 #include <string>
 
-#include "base/clock.h"
 #include "agent/http_server.h"
-#include "kube/kubelet_client.h"
-#include "base/log.h"
 #include "agent/options.h"
-#include "kube/pods_informer.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "cgroupfs/layout.h"
+#include "kube/kubelet_client.h"
+#include "kube/pods_informer.h"
 #include "metrics/exporter.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_collector.h"

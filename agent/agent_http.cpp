@@ -113,7 +113,7 @@ HttpResponse Agent::serveReadyz() const {
        << "\n";
   body << "qos: "
        << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "") +
-                      (!topology_             ? ", CPU suppress off (no CPU count)"
+                      (!topology_              ? ", CPU suppress off (no CPU count)"
                        : !topology_->placement ? ", CPU suppress policy cpuset off (no sysfs "
                                                  "CPU topology)"
                                                : "")

@@ -9,8 +9,8 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/agent.h"
-#include "base/log.h"
 #include "agent/options.h"
+#include "base/log.h"
 #include "qos/config_watcher.h"
 #include "version.h"
 

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "base/duration.h"
 #include "agent/flag_set.h"
+#include "base/duration.h"
 #include "base/log.h"
-#include "kube/pod.h"
 #include "base/quote.h"
 #include "base/text_scan.h"
+#include "kube/pod.h"
 
 namespace koord {
 namespace {

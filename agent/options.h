@@ -82,8 +82,8 @@ struct Options {
   bool logToStderr = true;
   // Our own
   bool dryRun = false;
-  std::string configFile;       // --config: NodeSLO spec
-  std::string nodeReservation;  // --node-reservation: the reservation annotation's JSON
+  std::string configFile;             // --config: NodeSLO spec
+  std::string nodeReservation;        // --node-reservation: the reservation annotation's JSON
   std::string nodeSystemQosResource;  // --node-system-qos-resource: that annotation's JSON
   std::string kubeletCpuManagerPolicy = "none";
   // Memory QoS: node allocatable memory in bytes (0 = the node's MemTotal), and the

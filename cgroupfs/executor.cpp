@@ -138,8 +138,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // One owner per knob per cgroup: the first strategy to write it keeps it, so two
   // strategies cannot fight over a value write after write.
   const Clock::Monotonic start = clock_->now();
-  auto [owner, inserted] =
-      owners_.try_emplace({write.dir, write.knob}, Owner{write.owner, start});
+  auto [owner, inserted] = owners_.try_emplace({write.dir, write.knob}, Owner{write.owner, start});
   if (!inserted && owner->second.name != write.owner) {
     refuse("second_owner", batch);
     failures_->failure("executor owner " + write.dir + " " + spec.name, Severity::kWarning,
@@ -424,9 +423,8 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   // Owners likewise: an entry nobody asked for in two force periods is a pod that
   // went, or a knob its strategy has stopped asking for (see qos_manager.h), and the
   // map stays bounded by the live cgroups under churn.
-  std::erase_if(owners_, [&](const auto& kv) {
-    return now - kv.second.lastAsked > 2 * config_.forceUpdate;
-  });
+  std::erase_if(
+      owners_, [&](const auto& kv) { return now - kv.second.lastAsked > 2 * config_.forceUpdate; });
 
   stats_ += batch;
   return batch;

@@ -152,7 +152,7 @@ class Executor {
   ExecutorStats stats_;
   std::map<std::string, Cached> cache_;                   // path -> last write
   std::map<std::pair<std::string, Knob>, Owner> owners_;  // (dir, knob) -> owner
-  bool unsupportedLogged_[kKnobCount] = {};                     // one line per knob, ever
+  bool unsupportedLogged_[kKnobCount] = {};               // one line per knob, ever
 };
 
 }  // namespace koord

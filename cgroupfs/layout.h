@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "kube/qos_class.h"
 #include "base/result.h"
+#include "kube/qos_class.h"
 
 namespace koord {
 

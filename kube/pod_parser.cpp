@@ -29,9 +29,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kube/pod.h"
-#include "kube/json_quantity.h"
 #include "base/quote.h"
+#include "kube/json_quantity.h"
+#include "kube/pod.h"
 
 namespace koord {
 namespace {

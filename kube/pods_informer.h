@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "kube/kubelet_client.h"
 #include "base/log.h"
+#include "kube/kubelet_client.h"
 #include "kube/pod.h"
 
 namespace koord {
