@@ -1,0 +1,88 @@
+#include "kube/informer_state.h"
+
+#include <algorithm>
+
+namespace koord {
+
+std::chrono::nanoseconds Backoff::next() {
+  double r = random_ ? random_() : 0.0;
+  r = std::clamp(r, 0.0, 1.0);
+  const auto jittered = std::chrono::duration_cast<std::chrono::nanoseconds>(base_ * (1.0 + r));
+  const std::chrono::nanoseconds wait = std::min<std::chrono::nanoseconds>(jittered, kCap);
+  base_ = std::min<std::chrono::nanoseconds>(base_ * 2, kCap);
+  return wait;
+}
+
+InformerState::Action InformerState::next() {
+  switch (pending_) {
+    case Pending::kList:
+      if (lists_) ++relists_;
+      lists_ = true;
+      return {Step::kList, "", {}};
+    case Pending::kWatch:
+      return {Step::kWatch, rv_, {}};
+    case Pending::kWaitThenResume:
+      pending_ = rv_.empty() ? Pending::kList : Pending::kWatch;
+      return {Step::kWait, "", waitFor_};
+  }
+  return {};
+}
+
+void InformerState::listed(std::string resourceVersion, std::optional<nlohmann::json> object) {
+  rv_ = std::move(resourceVersion);
+  object_ = std::move(object);
+  synced_ = true;
+  goneOnce_ = false;
+  backoff_.reset();
+  pending_ = rv_.empty() ? Pending::kList : Pending::kWatch;
+  if (rv_.empty()) {
+    // A list without a resourceVersion cannot start a watch: treat as a failure.
+    waitFor_ = backoff_.next();
+    pending_ = Pending::kWaitThenResume;
+  }
+}
+
+bool InformerState::event(const WatchEvent& e) {
+  switch (e.type) {
+    case WatchEventType::kError:
+      failed(e.statusCode == 410 ? 410u : 0u);
+      return false;
+    case WatchEventType::kBookmark:
+      rv_ = e.resourceVersion;
+      backoff_.reset();
+      goneOnce_ = false;
+      return false;
+    case WatchEventType::kAdded:
+    case WatchEventType::kModified:
+      object_ = e.object;
+      break;
+    case WatchEventType::kDeleted:
+      object_.reset();
+      break;
+  }
+  rv_ = e.resourceVersion;
+  backoff_.reset();
+  goneOnce_ = false;
+  pending_ = Pending::kWatch;
+  return true;
+}
+
+void InformerState::watchEnded() { pending_ = rv_.empty() ? Pending::kList : Pending::kWatch; }
+
+void InformerState::failed(unsigned httpStatus, std::optional<std::chrono::seconds> retryAfter) {
+  if (httpStatus == 410) {
+    rv_.clear();
+    if (!goneOnce_) {
+      goneOnce_ = true;
+      pending_ = Pending::kList;
+      return;
+    }
+  }
+  std::chrono::nanoseconds wait = backoff_.next();
+  if (retryAfter && *retryAfter > wait)
+    wait = std::min<std::chrono::nanoseconds>(*retryAfter, kMaxRetryAfter);
+  waitFor_ = wait;
+  pending_ = Pending::kWaitThenResume;
+}
+
+}  // namespace koord

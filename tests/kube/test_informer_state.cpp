@@ -1,0 +1,139 @@
+#include <catch2/catch.hpp>
+
+#include "kube/informer_state.h"
+
+using namespace koord;
+using namespace std::chrono_literals;
+using Step = InformerState::Step;
+
+namespace {
+
+WatchEvent ev(WatchEventType type, const std::string& rv, nlohmann::json object = {}) {
+  WatchEvent e;
+  e.type = type;
+  e.resourceVersion = rv;
+  e.object = std::move(object);
+  return e;
+}
+
+WatchEvent gone() {
+  WatchEvent e;
+  e.type = WatchEventType::kError;
+  e.statusCode = 410;
+  e.message = "too old resource version: 1 (240)";
+  return e;
+}
+
+nlohmann::json slo(int percent) {
+  return {{"metadata", {{"name", "rig-node"}}},
+          {"spec", {{"resourceUsedThresholdWithBE", {{"cpuSuppressThresholdPercent", percent}}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("An informer lists first, then watches from the list's resourceVersion") {
+  InformerState s([] { return 0.0; });
+  CHECK(s.next().step == Step::kList);
+  CHECK_FALSE(s.synced());
+  s.listed("240", slo(60));
+  CHECK(s.synced());
+  auto a = s.next();
+  CHECK(a.step == Step::kWatch);
+  CHECK(a.resourceVersion == "240");
+  REQUIRE(s.object());
+  CHECK((*s.object())["spec"]["resourceUsedThresholdWithBE"]["cpuSuppressThresholdPercent"] == 60);
+}
+
+TEST_CASE("Watch events replace, clear and only move the resourceVersion for bookmarks") {
+  InformerState s([] { return 0.0; });
+  s.next();
+  s.listed("240", std::nullopt);
+  CHECK_FALSE(s.object());
+  CHECK(s.event(ev(WatchEventType::kAdded, "241", slo(50))));
+  CHECK(s.object());
+  CHECK(s.event(ev(WatchEventType::kModified, "242", slo(55))));
+  CHECK((*s.object())["spec"]["resourceUsedThresholdWithBE"]["cpuSuppressThresholdPercent"] == 55);
+  CHECK_FALSE(s.event(ev(WatchEventType::kBookmark, "300")));
+  CHECK(s.object());
+  CHECK(s.resourceVersion() == "300");
+  CHECK(s.event(ev(WatchEventType::kDeleted, "301", slo(55))));
+  CHECK_FALSE(s.object());
+  s.watchEnded();
+  auto a = s.next();
+  CHECK(a.step == Step::kWatch);
+  CHECK(a.resourceVersion == "301");
+}
+
+TEST_CASE("A 410 re-lists at once the first time and backs off if it repeats") {
+  InformerState s([] { return 0.0; });
+  s.next();
+  s.listed("240", slo(60));
+  s.next();
+  CHECK_FALSE(s.event(gone()));
+  CHECK(s.next().step == Step::kList);
+  CHECK(s.relists() == 1);
+  // The re-list's answer is again too old (a 410 to the list itself).
+  s.failed(410);
+  auto a = s.next();
+  CHECK(a.step == Step::kWait);
+  CHECK(a.wait == 800ms);
+  CHECK(s.next().step == Step::kList);
+  CHECK(s.relists() == 2);
+  // The object is kept through the re-lists: the last good one stays in force.
+  CHECK(s.object());
+}
+
+TEST_CASE(
+    "Failures back off from 800 ms doubling to a 30 s cap with jitter, and resume the watch") {
+  double r = 0.5;
+  InformerState s([&r] { return r; });
+  s.next();
+  s.listed("240", slo(60));
+  std::vector<std::chrono::nanoseconds> waits;
+  for (int i = 0; i < 8; ++i) {
+    s.next();  // the watch
+    s.failed(0);
+    auto a = s.next();
+    REQUIRE(a.step == Step::kWait);
+    waits.push_back(a.wait);
+    auto resume = s.next();
+    CHECK(resume.step == Step::kWatch);
+    CHECK(resume.resourceVersion == "240");
+  }
+  CHECK(waits[0] == 1200ms);  // 800 ms x 1.5
+  CHECK(waits[1] == 2400ms);
+  CHECK(waits[2] == 4800ms);
+  CHECK(waits[5] == 30s);  // 25.6 s x 1.5 capped
+  CHECK(waits[7] == 30s);
+  // One event resets the back-off.
+  s.event(ev(WatchEventType::kModified, "250", slo(61)));
+  s.failed(0);
+  CHECK(s.next().wait == 1200ms);
+}
+
+TEST_CASE("A 429's Retry-After is waited when longer than the back-off, at most 5 minutes") {
+  InformerState s([] { return 0.0; });
+  s.next();
+  s.failed(429, 7s);
+  CHECK(s.next().wait == 7s);
+  CHECK(s.next().step == Step::kList);  // never listed: list again
+  s.failed(429, std::chrono::seconds(86400));
+  CHECK(s.next().wait == 5min);
+  s.failed(503, 1s);
+  CHECK(s.next().wait == 3200ms);  // the back-off (800 ms doubled twice) is longer
+}
+
+TEST_CASE("A list failure before the first success keeps the informer unsynced and re-lists") {
+  InformerState s([] { return 0.0; });
+  CHECK(s.next().step == Step::kList);
+  s.failed(0);
+  CHECK(s.next().step == Step::kWait);
+  CHECK(s.next().step == Step::kList);
+  CHECK_FALSE(s.synced());
+  s.failed(403);
+  s.next();
+  CHECK(s.next().step == Step::kList);
+  s.listed("10", std::nullopt);
+  CHECK(s.synced());
+  CHECK(s.next().step == Step::kWatch);
+}
