@@ -156,9 +156,6 @@ std::string gateList() {
 constexpr const char* kNotYetUsed[] = {
     "var-lib-kubelet-dir",  // cpu manager state, pod volumes: later milestones
     "run-root-dir",         // nothing reads the host's /run yet
-    // The node address comes from NODE_IP or --kubelet-addr (there is no Node
-    // informer to pick an address type from).
-    "kubelet-preferred-address-type",
 };
 
 // Registers every flag koordlet has (reference §1.1-§1.5), controller-runtime's
@@ -172,8 +169,9 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                "HTTP listen address for /metrics and the agent's other endpoints.");
   fs.notImplemented("enable-pprof", T::kBool, "false", "Serve Go-style pprof on --pprof-addr.");
   fs.notImplemented("pprof-addr", T::kString, ":9317", "Listen address of the pprof server.");
-  fs.notImplemented("kube-api-qps", T::kDouble, "20", "QPS limit for kube-apiserver requests.");
-  fs.notImplemented("kube-api-burst", T::kInt, "30", "Burst limit for kube-apiserver requests.");
+  fs.doubleVar(&o.kubeApiQps, "kube-api-qps",
+               "QPS limit for kube-apiserver requests (<= 0: no limit).");
+  fs.intVar(&o.kubeApiBurst, "kube-api-burst", "Burst limit for kube-apiserver requests.");
   fs.notImplemented("configmap-name", T::kString, "koordlet-config",
                     "Name of the koordlet ConfigMap (unused by koordlet too).");
   fs.notImplemented("configmap-namespace", T::kString, "koordinator-system",
@@ -185,8 +183,17 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   fs.notImplementedFunc("qos-extension-plugins", "mapStringBool", "",
                         "Name=true|false pairs for QoS extension plugins (none are built in).",
                         checkMapStringBool);
-  fs.notImplemented("kubeconfig", T::kString, "",
-                    "Path to a kubeconfig; without it the in-cluster service account is used.");
+  fs.stringVar(&o.kubeconfig, "kubeconfig",
+               "Path to a kubeconfig; without it the in-cluster service account is used, and "
+               "outside a cluster the agent runs standalone (no API server).");
+  fs.stringVar(&o.serviceAccountDir, "service-account-dir",
+               "Where the in-cluster service account's token and ca.crt are.");
+  fs.durationVar(&o.kubeApiWatchTimeout, "kube-api-watch-timeout",
+                 "Server-side timeout of a watch, jittered to [t, 2t); a watch silent 30 s past "
+                 "it is replaced.");
+  fs.boolVar(&o.configOverridesNodeslo, "config-overrides-nodeslo",
+             "Let the --config file win over the cluster's NodeSLO (by default the cluster's "
+             "object wins and --config serves nodes without one).");
 
   // §1.2 host paths.
   auto pathHelp = [](const char* what, const char* hostModeDefault) {
@@ -236,16 +243,22 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   fs.notImplemented("disable-query-kubelet-config", T::kBool, "false",
                     "Do not read the kubelet's /configz; required with --kubelet-insecure-tls.");
   fs.notImplemented("report-interval", T::kDuration, "0s", "Deprecated; ignored by koordlet too.");
-  fs.notImplemented("enable-node-metric-report", T::kBool, "true",
-                    "Update the NodeMetric custom resource's status.");
+  fs.boolVar(&o.enableNodeMetricReport, "enable-node-metric-report",
+             "Update the NodeMetric custom resource's status.");
   fs.notImplemented("enable-pod-taskids", T::kBool, "false", "Read container task ids.");
   fs.notImplemented("xpu-enforce-collect-from-device-infos", T::kBool, "false",
                     "Collect XPU devices only from --xpu-device-infos-dir.");
   // Our additions: koordlet finds the secure port on the Node object.
   fs.funcVar("kubelet-secure-port", "int", std::to_string(o.kubeletSecurePort),
-             "The kubelet's HTTPS port.", port(&o.kubeletSecurePort, 1));
+             "The kubelet's HTTPS port; when not given, the Node's "
+             "status.daemonEndpoints.kubeletEndpoint.Port, else 10250.",
+             [&o, set = port(&o.kubeletSecurePort, 1)](std::string_view v) {
+               o.kubeletSecurePortSet = true;
+               return set(v);
+             });
   fs.stringVar(&o.kubeletAddr, "kubelet-addr",
-               "Kubelet host to connect to; empty means NODE_IP, else 127.0.0.1.");
+               "Kubelet host to connect to; empty means NODE_IP, else the Node's address of "
+               "--kubelet-preferred-address-type (with an API server), else 127.0.0.1.");
   fs.stringVar(&o.kubeletTokenFile, "kubelet-token-file", "Bearer token presented to the kubelet.");
   fs.stringVar(&o.kubeletCaFile, "kubelet-ca-file", "CA bundle that verifies the kubelet.");
   fs.boolVar(&o.kubeletSkipTlsVerify, "kubelet-skip-tls-verify",
@@ -533,6 +546,8 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
   opts.hostMode = hostMode;
   opts.nodeName = env.nodeName && !env.nodeName->empty() ? *env.nodeName : env.hostname;
   opts.nodeIp = env.nodeIp.value_or("");
+  opts.kubernetesServiceHost = env.kubernetesServiceHost.value_or("");
+  opts.kubernetesServicePort = env.kubernetesServicePort.value_or("");
   return opts;
 }
 

@@ -31,11 +31,27 @@ struct Environment {
   std::optional<std::string> nriPluginSocket;  // NRI_PLUGIN_SOCKET
   std::optional<std::string> nriPluginIdx;     // NRI_PLUGIN_IDX
   std::optional<std::string> nriPluginName;  // NRI_PLUGIN_NAME ("name", or "NN-name" before 1.7.7)
+  // In a pod: where the API server's service is (the in-cluster configuration).
+  std::optional<std::string> kubernetesServiceHost;  // KUBERNETES_SERVICE_HOST
+  std::optional<std::string> kubernetesServicePort;  // KUBERNETES_SERVICE_PORT
 };
 
 struct Options {
   // Server
   std::string addr = ":9316";
+  // Kubernetes API (§1.1): --kubeconfig, else the in-cluster service account, else
+  // standalone (no API server).
+  std::string kubeconfig;
+  double kubeApiQps = 20;
+  int kubeApiBurst = 30;
+  std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  std::string kubernetesServiceHost;  // from the environment
+  std::string kubernetesServicePort;
+  // The server-side timeout of a watch (jittered to [t, 2t)), as client-go's 5 min.
+  std::chrono::nanoseconds kubeApiWatchTimeout = std::chrono::minutes(5);
+  bool enableNodeMetricReport = true;
+  // --config wins over the cluster's NodeSLO (default: the cluster's object wins).
+  bool configOverridesNodeslo = false;
   // Host paths (--cgroup-root-dir, --proc-root-dir, --sys-root-dir, --sys-fs-root-dir,
   // --var-run-root-dir, --run-root-dir, --var-lib-kubelet-dir)
   HostPaths paths;
@@ -52,6 +68,7 @@ struct Options {
   int kubeletReadOnlyPort = 10255;
   // Our additions for the secure port (koordlet takes it from the Node object).
   int kubeletSecurePort = 10250;
+  bool kubeletSecurePortSet = false;  // given on the command line: the Node's port does not apply
   std::string kubeletAddr;  // overrides NODE_IP; empty = NODE_IP, else 127.0.0.1
   std::string kubeletTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string kubeletCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";

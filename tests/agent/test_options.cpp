@@ -107,7 +107,10 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "node-reservation",
                                             "node-system-qos-resource",
                                             "kubelet-cpu-manager-policy",
-                                            "check"};
+                                            "check",
+                                            "service-account-dir",
+                                            "kube-api-watch-timeout",
+                                            "config-overrides-nodeslo"};
 
 // A valid value for a flag, by the type usageText() shows for it.
 std::string sampleValue(const std::string& usage, const std::string& name) {
@@ -339,8 +342,8 @@ TEST_CASE("implemented flags set their option", "[options]") {
   CHECK(o.dryRun);
   CHECK(o.configFile == "/etc/slo.yaml");
   // Bound, but read only by later milestones' modules: still reported once each.
-  CHECK(o.ignored == std::vector<std::string>{"var-lib-kubelet-dir", "run-root-dir",
-                                              "kubelet-preferred-address-type", "logtostderr"});
+  CHECK(o.ignored ==
+        std::vector<std::string>{"var-lib-kubelet-dir", "run-root-dir", "logtostderr"});
 }
 
 TEST_CASE("an unknown runtime hook failure policy is refused naming the flag", "[options]") {
@@ -368,10 +371,13 @@ TEST_CASE("koordlet flags this agent does not implement are accepted and listed 
                       "-runtime-hooks-disable-stages=PreRunPodSandbox", "--vmodule=nri*=4",
                       "--stderrthreshold=WARNING", "-tsdb-path=/other", "--kube-api-qps=50.5",
                       "--log_backtrace_at=main.go:12", "--qos-extension-plugins=Foo=true"});
-  CHECK(o.ignored == std::vector<std::string>{"enable-pprof", "tsdb-path", "kubeconfig",
+  CHECK(o.ignored == std::vector<std::string>{"enable-pprof", "tsdb-path",
                                               "runtime-hooks-disable-stages", "vmodule",
-                                              "stderrthreshold", "kube-api-qps", "log_backtrace_at",
+                                              "stderrthreshold", "log_backtrace_at",
                                               "qos-extension-plugins"});
+  // The API client's flags work since issue 16.
+  CHECK(o.kubeconfig == "/kc");
+  CHECK(o.kubeApiQps == 50.5);
 }
 
 TEST_CASE("not-implemented flags still have their values checked", "[options]") {
@@ -532,14 +538,19 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
                                   "audit-max-disk-space-mb",
                                   "node-reservation",
                                   "node-system-qos-resource",
-                                  "kubelet-cpu-manager-policy"}) {
+                                  "kubelet-cpu-manager-policy",
+                                  "kubeconfig",
+                                  "kube-api-qps",
+                                  "kube-api-burst",
+                                  "enable-node-metric-report",
+                                  "kubelet-preferred-address-type"}) {
     INFO(implemented);
     const std::string e = entry(implemented);
     REQUIRE_FALSE(e.empty());
     CHECK(e.find(marker) == std::string::npos);
   }
   for (const char* ignored :
-       {"enable-pprof", "kubeconfig", "tsdb-path", "runtime-hooks-addr", "audit-verbose",
+       {"enable-pprof", "tsdb-path", "runtime-hooks-addr", "audit-verbose",
         "prediction-training-interval", "vmodule", "stderrthreshold", "qos-extension-plugins",
         "runtime-hooks-disable-stages", "alsologtostderr"}) {
     INFO(ignored);
