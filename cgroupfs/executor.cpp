@@ -2,6 +2,8 @@
 // §8.1), with an audit log. See executor.h for the contract.
 #include "cgroupfs/executor.h"
 
+#include "base/time_format.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,20 +53,6 @@ bool isSubset(const std::vector<int>& a, const std::vector<int>& b) {
 std::vector<int> unionOf(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
   std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
-std::string rfc3339(Clock::Wall t) {
-  const auto since = t.time_since_epoch();
-  const auto secs = std::chrono::floor<std::chrono::seconds>(since);
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since - secs).count();
-  const std::time_t tt = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  ::gmtime_r(&tt, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(millis));
   return out;
 }
 
@@ -290,7 +278,7 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
 
 void Executor::audit(const Pending& p, const std::string& oldText, const std::string& newText) {
   if (config_.auditPath.empty()) return;
-  nlohmann::json event = {{"ts", rfc3339(clock_->wallNow())},
+  nlohmann::json event = {{"ts", rfc3339Millis(clock_->wallNow())},
                           {"path", p.path},
                           {"old", oldText},
                           {"new", newText},

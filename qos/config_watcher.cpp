@@ -1,5 +1,7 @@
 #include "qos/config_watcher.h"
 
+#include "base/time_format.h"
+
 #include <ctime>
 #include <utility>
 
@@ -8,15 +10,6 @@
 
 namespace koord {
 namespace {
-
-std::string rfc3339(Clock::Wall t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string describeNotes(const NodeSloSpec& spec) {
   std::string out;
