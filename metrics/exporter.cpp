@@ -165,6 +165,7 @@ Exporter::Exporter(std::string nodeName, std::string version)
   configGood_ = &gaugeFamily("koordlet_config_last_reload_successful",
                              "1 when the last read of the --config file was accepted, else 0")
                      .Add(node);
+  initKubeApi();
   kubeletUp_ = &gaugeFamily("koordlet_kubelet_up",
                             "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);

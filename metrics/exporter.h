@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -75,6 +76,20 @@ class SweptGauges {
   prometheus::Family<prometheus::Gauge>* family_;
   std::unordered_map<std::string, Entry> live_;
   uint64_t round_ = 1;
+};
+
+// The Kubernetes API client, as of now (cumulative counts; the exporter mirrors them).
+struct KubeApiSample {
+  bool reachable = false;
+  // (verb, resource, code) -> requests finished.
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> requests;
+  std::map<std::string, bool> watchSynced;  // resource -> listed and watching
+  uint64_t throttledRequests = 0;           // waited on the client-side rate limit
+  double throttledSeconds = 0;
+  std::optional<double> nodeMetricLastReport;  // unix seconds of the last good report
+  uint64_t nodeMetricReportsOk = 0;
+  uint64_t nodeMetricReportsFailed = 0;
+  uint64_t nodeMetricConflicts = 0;
 };
 
 class Exporter {
@@ -161,6 +176,10 @@ class Exporter {
   // whether the last read of the file was accepted.
   void recordConfig(uint64_t generation, uint64_t reloadErrors, bool lastReadGood);
 
+  // The API client (metrics/exporter_kube.cpp): requests by verb/resource/code,
+  // watches, NodeMetric reports. Not called in standalone mode (no series then).
+  void recordKubeApi(const KubeApiSample& s);
+
   // The text exposition format (version 0.0.4).
   std::string render() const;
   prometheus::Registry& registry() { return *registry_; }
@@ -180,6 +199,8 @@ class Exporter {
                                                          const std::string& help);
   prometheus::Family<prometheus::Histogram>& histogramFamily(const std::string& name,
                                                              const std::string& help);
+
+  void initKubeApi();
 
   std::string node_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -242,6 +263,27 @@ class Exporter {
   prometheus::Gauge* configGeneration_;
   prometheus::Counter* configErrors_;
   double configErrorsLast_ = 0;
+  // Kubernetes API (exporter_kube.cpp)
+  prometheus::Family<prometheus::Gauge>* kubeApiReachableFamily_ = nullptr;
+  prometheus::Family<prometheus::Counter>* kubeApiThrottledFamily_ = nullptr;
+  prometheus::Family<prometheus::Counter>* kubeApiThrottledSecondsFamily_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* nodeMetricLastReportFamily_ = nullptr;
+  prometheus::Family<prometheus::Counter>* nodeMetricConflictsFamily_ = nullptr;
+  prometheus::Gauge* kubeApiReachable_ = nullptr;
+  prometheus::Family<prometheus::Counter>* kubeApiRequests_ = nullptr;
+  std::map<std::tuple<std::string, std::string, std::string>,
+           std::pair<prometheus::Counter*, double>>
+      kubeApiRequestsLast_;
+  prometheus::Family<prometheus::Gauge>* kubeApiWatchSynced_ = nullptr;
+  prometheus::Counter* kubeApiThrottled_ = nullptr;
+  prometheus::Counter* kubeApiThrottledSeconds_ = nullptr;
+  double kubeApiThrottledLast_ = 0, kubeApiThrottledSecondsLast_ = 0;
+  prometheus::Gauge* nodeMetricLastReport_ = nullptr;
+  prometheus::Family<prometheus::Counter>* nodeMetricReports_ = nullptr;
+  prometheus::Counter* nodeMetricReportsOk_ = nullptr;
+  prometheus::Counter* nodeMetricReportsFailed_ = nullptr;
+  prometheus::Counter* nodeMetricConflicts_ = nullptr;
+  double nodeMetricOkLast_ = 0, nodeMetricFailedLast_ = 0, nodeMetricConflictsLast_ = 0;
   prometheus::Gauge* configGood_;
   prometheus::Gauge* cacheSeries_;
   prometheus::Gauge* cacheBytes_;
