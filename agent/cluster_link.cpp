@@ -1,0 +1,208 @@
+#include "agent/cluster_link.h"
+
+#include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
+
+#include <sys/stat.h>
+
+#include <random>
+
+#include "base/read_file.h"
+#include "base/time_format.h"
+#include "version.h"
+
+namespace koord {
+namespace {
+
+constexpr size_t kMaxKubeconfigBytes = 1u << 20;
+
+nlohmann::json informerHealth(const ObjectInformer& i) {
+  nlohmann::json j;
+  j["synced"] = i.synced();
+  j["watching"] = i.watching();
+  j["exists"] = i.object().has_value();
+  j["resourceVersion"] = i.resourceVersion();
+  j["lastHeard"] = i.lastHeard() ? nlohmann::json(rfc3339(*i.lastHeard())) : nlohmann::json();
+  j["lastError"] = i.lastError();
+  j["relists"] = i.relists();
+  j["watchFailures"] = i.watchFailures();
+  return j;
+}
+
+std::function<double()> jitterSource() {
+  auto gen = std::make_shared<std::mt19937_64>(std::random_device{}());
+  return [gen] { return std::uniform_real_distribution<double>(0.0, 1.0)(*gen); };
+}
+
+}  // namespace
+
+Result<std::optional<ApiConfig>> resolveApiConfig(const Options& opts) {
+  if (!opts.kubeconfig.empty()) {
+    auto text = readFile(opts.kubeconfig, kMaxKubeconfigBytes);
+    if (!text.ok()) return makeError("--kubeconfig: " + text.error().message);
+    auto cfg = parseKubeconfig(*text, opts.kubeconfig);
+    if (!cfg.ok()) return cfg.error();
+    return std::optional<ApiConfig>(std::move(*cfg));
+  }
+  InClusterEnv env;
+  env.host = opts.kubernetesServiceHost;
+  env.port = opts.kubernetesServicePort;
+  env.serviceAccountDir = opts.serviceAccountDir;
+  struct stat st {};
+  env.tokenPresent = ::stat((opts.serviceAccountDir + "/token").c_str(), &st) == 0;
+  return inClusterConfig(env);
+}
+
+ClusterLink::ClusterLink(boost::asio::io_context& io, ApiConfig api, const Options& opts,
+                         const Clock& clock, FailureLog& failures)
+    : io_(io),
+      api_(std::move(api)),
+      opts_(opts),
+      clock_(&clock),
+      failures_(failures),
+      reportTimer_(io) {
+  ApiClientConfig cc;
+  cc.api = api_;
+  cc.userAgent = std::string("koordlet-cpp/") + KOORDLET_VERSION;
+  cc.qps = opts.kubeApiQps;
+  cc.burst = opts.kubeApiBurst;
+  client_ = std::make_unique<ApiClient>(io, std::move(cc), clock);
+
+  auto informer = [&](const char* resource, const char* path) {
+    ObjectInformerConfig c;
+    c.resource = resource;
+    c.collectionPath = path;
+    c.name = opts.nodeName;
+    c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts.kubeApiWatchTimeout);
+    if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
+    return std::make_unique<ObjectInformer>(io, *client_, std::move(c), clock, failures,
+                                            jitterSource());
+  };
+  node_ = informer("nodes", "/api/v1/nodes");
+  nodeSlo_ = informer("nodeslos", "/apis/slo.koordinator.sh/v1alpha1/nodeslos");
+  nodeMetric_ = informer("nodemetrics", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics");
+}
+
+ClusterLink::~ClusterLink() { stop(); }
+
+void ClusterLink::reportNodeMetric(StatusFn build, IntervalFn interval) {
+  buildStatus_ = std::move(build);
+  interval_ = std::move(interval);
+  reporter_ = std::make_unique<StatusReporter>(
+      *client_, "nodemetrics", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics/" + opts_.nodeName,
+      *clock_, failures_);
+}
+
+void ClusterLink::start() {
+  if (running_) return;
+  running_ = true;
+  KLOG_INFO << "Kubernetes API: " << api_.source << ", server " << api_.server
+            << ", watching Node, NodeSLO and NodeMetric " << opts_.nodeName
+            << (reporter_ ? "" : " (NodeMetric reporting off: --enable-node-metric-report=false)");
+  node_->onChange([this](const std::optional<nlohmann::json>& o) {
+    if (onNode_) onNode_(o);
+  });
+  nodeSlo_->onChange([this](const std::optional<nlohmann::json>& o) {
+    if (onNodeSlo_) onNodeSlo_(o);
+  });
+  nodeMetric_->onChange([this](const std::optional<nlohmann::json>& o) {
+    if (!reporter_) return;
+    if (!o) {
+      reportSkipped_ = "no NodeMetric " + opts_.nodeName + " (koord-manager creates it)";
+      return;
+    }
+    // The first sight of the object reports at once (koordlet's wait.Until starts
+    // with a run); later changes (our own status updates among them) do not.
+    if (!reportArmed_) reportNow();
+  });
+  reportSkipped_ = reporter_ ? "no NodeMetric " + opts_.nodeName + " seen yet" : "disabled";
+  node_->start();
+  nodeSlo_->start();
+  nodeMetric_->start();
+}
+
+void ClusterLink::stop() {
+  if (!running_) return;
+  running_ = false;
+  reportTimer_.cancel();
+  reportArmed_ = false;
+  if (reporter_) reporter_->cancel();
+  node_->stop();
+  nodeSlo_->stop();
+  nodeMetric_->stop();
+  client_->cancelAll();
+}
+
+void ClusterLink::scheduleReport(std::chrono::nanoseconds after) {
+  reportArmed_ = true;
+  reportTimer_.expires_after(after);
+  reportTimer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !running_) return;
+    reportNow();
+  });
+}
+
+void ClusterLink::reportNow() {
+  if (!reporter_ || !running_) return;
+  const auto& object = nodeMetric_->object();
+  if (!object) {
+    // Deleted meanwhile: wait for it to come back (the change callback re-arms).
+    reportArmed_ = false;
+    return;
+  }
+  const auto every = interval_ ? interval_(*object) : std::chrono::seconds(60);
+  reportSkipped_.clear();
+  reporter_->report(*object, [this, obj = *object]() { return buildStatus_(obj); });
+  scheduleReport(every);
+}
+
+bool ClusterLink::reachable() const {
+  return node_->watching() || nodeSlo_->watching() || nodeMetric_->watching();
+}
+
+nlohmann::json ClusterLink::health() const {
+  nlohmann::json j;
+  j["mode"] = "cluster";
+  j["server"] = api_.server;
+  j["source"] = api_.source;
+  j["reachable"] = reachable();
+  j["watches"] = {{"nodes", informerHealth(*node_)},
+                  {"nodeslos", informerHealth(*nodeSlo_)},
+                  {"nodemetrics", informerHealth(*nodeMetric_)}};
+  nlohmann::json nm;
+  nm["enabled"] = reporter_ != nullptr;
+  if (reporter_) {
+    nm["lastReport"] =
+        reporter_->lastSuccess() ? nlohmann::json(rfc3339(*reporter_->lastSuccess())) : nullptr;
+    nm["lastError"] = reporter_->lastError();
+    nm["reports"] = reporter_->succeeded();
+    nm["failedReports"] = reporter_->failed();
+    nm["conflicts"] = reporter_->conflicts();
+    nm["lastBodyBytes"] = reporter_->lastBodyBytes();
+  }
+  nm["waiting"] = reportSkipped_;
+  j["nodeMetric"] = std::move(nm);
+  return j;
+}
+
+KubeApiSample ClusterLink::sample() const {
+  KubeApiSample s;
+  s.reachable = reachable();
+  for (const auto& [key, n] : client_->counts()) s.requests[key] = n;
+  for (const auto* i : {node_.get(), nodeSlo_.get(), nodeMetric_.get()}) {
+    s.watchSynced[i->config().resource] = i->synced() && i->watching();
+  }
+  s.throttledRequests = client_->throttledRequests();
+  s.throttledSeconds = std::chrono::duration<double>(client_->throttledTime()).count();
+  if (reporter_) {
+    if (reporter_->lastSuccess()) {
+      s.nodeMetricLastReport =
+          std::chrono::duration<double>(reporter_->lastSuccess()->time_since_epoch()).count();
+    }
+    s.nodeMetricReportsOk = reporter_->succeeded();
+    s.nodeMetricReportsFailed = reporter_->failed();
+    s.nodeMetricConflicts = reporter_->conflicts();
+  }
+  return s;
+}
+
+}  // namespace koord
