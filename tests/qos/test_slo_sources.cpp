@@ -316,3 +316,30 @@ TEST_CASE("/config shows the source, the generation and the file's and cluster's
             .at("resourceUsedThresholdWithBE")
             .at("cpuSuppressThresholdPercent") == 50);
 }
+
+TEST_CASE("a bad file is counted and shown even while the cluster's object is in force",
+          "[slo_sources]") {
+  Harness h;
+  h.write("resourceUsedThresholdWithBE: {cpuSuppressThresholdPercent: 150}\n");
+  SloSources bad(h.path(), "rig-node", false, h.clock);
+  auto st = bad.load();
+  REQUIRE_FALSE(st.ok());  // the start's error, for the agent to exit on
+  CHECK_THAT(st.error().message, Catch::StartsWith(h.path() + ": "));
+
+  h.write(kFile50);
+  SloSources s(h.path(), "rig-node", false, h.clock);
+  REQUIRE(s.load().ok());
+  REQUIRE(s.applyClusterObject(watchObjects().at("MODIFIED")).ok());
+  h.write("resourceUsedThresholdWithBE: {cpuSuppressPolicy: foo}\n");
+  CHECK_FALSE(s.pollFile());
+  CHECK(s.file().reloadErrors() == 1);
+  CHECK(s.rejections() == 1);
+  CHECK(s.clusterRejections() == 0);
+  CHECK_THAT(s.lastError(), Catch::Contains("cpuSuppressPolicy"));
+  CHECK(s.generation() == 2);
+  CHECK(percent(s) == 55);
+  json j = s.toJson();
+  CHECK(j.at("reloadErrors") == 1);
+  CHECK_THAT(j.at("fileConfig").at("lastError").get<std::string>(),
+             Catch::Contains("cpuSuppressPolicy"));
+}
