@@ -72,7 +72,7 @@ bool isNodeAddressType(std::string_view type);
 // type; ours (a decision, so a node still reaches its kubelet) is the first present
 // of InternalIP, Hostname, InternalDNS, ExternalIP, ExternalDNS: the node's own
 // addresses before the ones meant for outside. Empty addresses are skipped.
-// nullopt when the node lists no usable address.
+// nullopt when the node lists no non-empty address of those five types.
 std::optional<NodeAddress> pickKubeletAddress(const NodeInfo& node, std::string_view preferredType);
 std::optional<std::string> kubeletAddress(const NodeInfo& node, std::string_view preferredType);
 
