@@ -18,6 +18,7 @@
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
 #include "qos/memory_qos.h"
+#include "qos/node_overrides.h"
 #include "version.h"
 
 namespace koord {
@@ -55,7 +56,7 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
       cache_(MetricCache::Config{opts_.collectResUsedInterval, opts_.metricCacheNodeRetention,
                                  opts_.metricCachePodRetention},
              clock.now()),
-      config_(opts_.configFile, clock),
+      config_(opts_.configFile, opts_.nodeName, opts_.configOverridesNodeslo, clock),
       collectTimer_(io),
       signals_(io, SIGINT, SIGTERM) {}
 
@@ -90,16 +91,16 @@ Status Agent::start() {
               << config_.current().threshold.cpuSuppressThresholdPercent << "%), cpu burst "
               << toString(config_.current().cpuBurst.policy);
   }
-  if (!opts_.nodeReservation.empty()) {
-    auto r = parseNodeReservation(opts_.nodeReservation);
-    if (!r) return makeError("--node-reservation: " + r.error().message);
-    reservation_ = *r;
+  // The flags' reservation now; the Node's annotations replace what the flags do
+  // not set once the Node is known (applyNode). Bad flags refuse to start.
+  {
+    auto r = effectiveNodeReservation(
+        {opts_.nodeReservation, opts_.nodeSystemQosResource, std::nullopt, std::nullopt, ""});
+    if (!r) return r.error();
+    reservation_ = r->reservation;
+    reservationSource_ = r->reservationSource + ", " + r->systemQosSource;
   }
-  if (!opts_.nodeSystemQosResource.empty()) {
-    auto cpus = parseSystemQosExclusiveCpus(opts_.nodeSystemQosResource);
-    if (!cpus) return makeError("--node-system-qos-resource: " + cpus.error().message);
-    reservation_.systemExclusiveCpus = std::move(*cpus);
-  }
+  if (auto st = startCluster(); !st) return st;
   if (auto topo = readCpuTopology(opts_.paths)) {
     topology_ = std::move(*topo);
     exporter_.setFeatureSupported("cpu_topology", true);
@@ -186,6 +187,7 @@ Status Agent::start() {
   nextCollect_ = std::chrono::steady_clock::now();
   collectOnce();
   scheduleCollect();
+  if (cluster_) cluster_->start();
   // koordlet: an interval <= 0 disables pod sync entirely.
   if (opts_.kubeletSyncInterval.count() > 0) {
     informer_.start();
@@ -202,6 +204,7 @@ void Agent::stop() {
   signals_.cancel(ignored);
   collectTimer_.cancel();
   informer_.stop();
+  if (cluster_) cluster_->stop();
   server_.stop();
   if (nri_) nri_->stop();
 }
@@ -236,10 +239,10 @@ void Agent::collectOnce() {
 
 void Agent::pollConfig() {
   if (!opts_.configFile.empty()) {
-    if (config_.poll()) KLOG_INFO << "NodeSLO config reloaded from " << opts_.configFile;
-    configLastGood_ = config_.lastError().empty();
+    config_.pollFile();  // logs its own reloads and rejections
   }
-  exporter_.recordConfig(config_.generation(), config_.reloadErrors(), configLastGood_);
+  configLastGood_ = config_.lastError().empty();
+  exporter_.recordConfig(config_.generation(), config_.rejections(), configLastGood_);
 }
 
 void Agent::collectNode() {

@@ -13,12 +13,14 @@
 #include <set>
 #include <string>
 
+#include "agent/cluster_link.h"
 #include "agent/http_server.h"
 #include "agent/options.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "cgroupfs/layout.h"
 #include "kube/kubelet_client.h"
+#include "kube/node_info.h"
 #include "kube/pods_informer.h"
 #include "metrics/exporter.h"
 #include "metrics/metric_cache.h"
@@ -27,10 +29,10 @@
 #include "metrics/self_collector.h"
 #include "nri/nri_client.h"
 #include "nri/nri_hooks.h"
-#include "qos/config_watcher.h"
 #include "qos/hook_reconcile.h"
 #include "qos/qos_manager.h"
 #include "qos/resctrl_manager.h"
+#include "qos/slo_sources.h"
 
 namespace koord {
 
@@ -58,7 +60,7 @@ class Agent {
   bool ready() const { return ready_; }
   uint16_t httpPort() const { return server_.port(); }
   const MetricCache& cache() const { return cache_; }
-  const ConfigWatcher& config() const { return config_; }
+  const SloSources& config() const { return config_; }
 
  private:
   void scheduleCollect();
@@ -81,6 +83,12 @@ class Agent {
   void runResctrl();
   void collectResctrl();
   void pollConfig();
+  // The Kubernetes API (agent_kube.cpp): none in standalone mode.
+  Status startCluster();
+  void applyNode(const std::optional<nlohmann::json>& node);
+  void applyNodeSlo(const std::optional<nlohmann::json>& nodeSlo);
+  void applyReservation();
+  std::string clusterSummary() const;
   // NRI: the plugin client (own thread) and the hooks it answers with; the hooks
   // read a HookState this loop publishes whenever what they decide from changed.
   void startNri();
@@ -114,7 +122,7 @@ class Agent {
   std::unique_ptr<PodCollector> podCollector_;
   MetricCache cache_;
 
-  ConfigWatcher config_;
+  SloSources config_;
   bool configLastGood_ = true;
   NodeReservation reservation_;
   std::optional<CpuTopology> topology_;  // nullopt: not even a CPU count, suppress off
@@ -123,6 +131,12 @@ class Agent {
   std::unique_ptr<resctrl::ResctrlManager> resctrl_;
   bool memoryQosSupported_ = false;  // memory.min/low/high on this kernel
   uint64_t podRounds_ = 0;           // pod collections since the kubelet's list arrived
+
+  // Kubernetes API (agent_kube.cpp)
+  std::unique_ptr<ClusterLink> cluster_;
+  std::optional<NodeInfo> nodeInfo_;        // the last good Node
+  std::string reservationSource_ = "none";  // where reservation_ came from
+  std::string allocatableSource_;           // where memory QoS's allocatable came from
 
   // NRI (--enable-nri-runtime-hook)
   nri::HookStateStore hookState_;

@@ -30,6 +30,7 @@ HttpResponse Agent::serveMetrics() {
   exporter_.recordHttp({http.connectionsOpen, http.timeouts, http.rejectedTooLarge,
                         http.badRequests, http.requests});
   recordNri();  // the connection changes on its own thread: read it as of this scrape
+  if (cluster_) exporter_.recordKubeApi(cluster_->sample());
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_.render()};
 }
 
@@ -65,6 +66,10 @@ HttpResponse Agent::serveConfig() const {
                        {"launched", opts_.nriLaunchedFd.has_value()}};
   j["strategies"] = std::move(strategies);
   j["dryRun"] = opts_.dryRun;
+  j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};
+  j["node"] = {{"reservationSource", reservationSource_},
+               {"allocatableMemorySource", allocatableSource_},
+               {"known", nodeInfo_.has_value()}};
   return HttpResponse{200, "application/json", j.dump(2) + "\n"};
 }
 
@@ -103,14 +108,29 @@ HttpResponse Agent::serveReadyz() const {
        << (layout_ ? std::string(toString(layout_->version())) + ", " + toString(layout_->driver())
                    : std::string("unknown (no kubepods tree yet)"))
        << "\n";
-  body << "config: "
-       << (opts_.configFile.empty()
-               ? std::string("defaults (no --config)")
-               : opts_.configFile + ", generation " + std::to_string(config_.generation()) +
-                     (config_.lastError().empty()
-                          ? std::string()
-                          : ", last reload rejected (" + config_.lastError() + ")"))
+  body << "config: " << config_.source() << ", generation " << config_.generation()
+       << (config_.lastError().empty() ? std::string()
+                                       : ", last update rejected (" + config_.lastError() + ")")
        << "\n";
+  // The API server is optional: down, it never makes /readyz fail (QoS runs on the
+  // last good NodeSLO).
+  body << "kube api: " << clusterSummary() << "\n";
+  if (cluster_) {
+    const auto* r = cluster_->reporter();
+    const auto h = cluster_->health();
+    body << "node metric: ";
+    if (!r) {
+      body << "reporting off (--enable-node-metric-report=false)\n";
+    } else {
+      const auto& nm = h["nodeMetric"];
+      body << (nm["lastReport"].is_null() ? std::string("never reported")
+                                          : "last reported " + nm["lastReport"].get<std::string>());
+      if (!r->lastError().empty()) body << ", last report failed (" << r->lastError() << ")";
+      if (!nm["waiting"].get<std::string>().empty())
+        body << ", waiting: " << nm["waiting"].get<std::string>();
+      body << "\n";
+    }
+  }
   body << "qos: "
        << (qos_ ? std::string("running") + (opts_.dryRun ? " (dry-run)" : "") +
                       (!topology_              ? ", CPU suppress off (no CPU count)"

@@ -17,6 +17,7 @@
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
 #include "qos/memory_qos.h"
+#include "qos/node_overrides.h"
 #include "version.h"
 
 namespace koord {
@@ -141,8 +142,15 @@ void Agent::runQos() {
   // usage would count as system usage and suppress would throttle BE to its floor
   // at each agent restart; so the strategies wait for two rounds with pods.
   if (podRounds_ < 2) return;
-  if (opts_.nodeAllocatableMemory <= 0 && lastNode_ && lastNode_->memory) {
-    qos_->setNodeAllocatableMemory(static_cast<int64_t>(lastNode_->memory->memTotalBytes));
+  {
+    // --node-allocatable-memory, else the Node's allocatable, else MemTotal.
+    const int64_t memTotal =
+        lastNode_ && lastNode_->memory ? static_cast<int64_t>(lastNode_->memory->memTotalBytes) : 0;
+    auto mem = chooseAllocatableMemory(
+        opts_.nodeAllocatableMemory,
+        nodeInfo_ ? nodeInfo_->allocatable.memoryBytes : std::optional<int64_t>(), memTotal);
+    if (mem.value > 0) qos_->setNodeAllocatableMemory(mem.value);
+    allocatableSource_ = mem.source;
   }
   const NodeSloSpec& spec = config_.current();
   QosRound round = qos_->runDue(informer_.pods(), cache_, spec);

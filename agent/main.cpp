@@ -32,10 +32,15 @@ std::string hostname() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  koord::Environment environment{
-      env("NODE_NAME"),         env("NODE_IP"),        env("agent_mode"),     hostname(),
-      env("NRI_PLUGIN_SOCKET"), env("NRI_PLUGIN_IDX"), env("NRI_PLUGIN_NAME"),
-      env("KUBERNETES_SERVICE_HOST"), env("KUBERNETES_SERVICE_PORT")};
+  koord::Environment environment{env("NODE_NAME"),
+                                 env("NODE_IP"),
+                                 env("agent_mode"),
+                                 hostname(),
+                                 env("NRI_PLUGIN_SOCKET"),
+                                 env("NRI_PLUGIN_IDX"),
+                                 env("NRI_PLUGIN_NAME"),
+                                 env("KUBERNETES_SERVICE_HOST"),
+                                 env("KUBERNETES_SERVICE_PORT")};
 
   auto parsed = koord::parseOptions(args, environment);
   if (!parsed) {

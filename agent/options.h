@@ -69,7 +69,7 @@ struct Options {
   // Our additions for the secure port (koordlet takes it from the Node object).
   int kubeletSecurePort = 10250;
   bool kubeletSecurePortSet = false;  // given on the command line: the Node's port does not apply
-  std::string kubeletAddr;  // overrides NODE_IP; empty = NODE_IP, else 127.0.0.1
+  std::string kubeletAddr;            // overrides NODE_IP; empty = NODE_IP, else 127.0.0.1
   std::string kubeletTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string kubeletCaFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
   bool kubeletSkipTlsVerify = true;  // as koordlet, which never verifies

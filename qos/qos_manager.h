@@ -143,6 +143,8 @@ class QosManager {
   const NodeFacts& node() const { return node_; }
   // MemTotal from the node collector when no --node-allocatable-memory was given.
   void setNodeAllocatableMemory(int64_t bytes) { node_.nodeAllocatableMemory = bytes; }
+  // The Node's reservation annotations (or the flags) changed.
+  void setReservation(NodeReservation r) { config_.reservation = std::move(r); }
   // Resctrl detected and mounted (the resctrl manager knows; default false).
   void setResctrlReady(bool ready) { node_.resctrlReady = ready; }
   // Whether the kernel has memory.min/low/high; defaults to the executor's probe.

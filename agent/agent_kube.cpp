@@ -1,0 +1,99 @@
+// The agent's side of the Kubernetes API: which API server (or none), and what the
+// Node, NodeSLO and NodeMetric objects change in the agent. The requests, watches
+// and reports themselves are ClusterLink's.
+#include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
+
+#include "agent/agent.h"
+#include "qos/node_overrides.h"
+
+namespace koord {
+
+Status Agent::startCluster() {
+  auto api = resolveApiConfig(opts_);
+  if (!api.ok()) return api.error();
+  if (!*api) {
+    KLOG_INFO << "no API server (no --kubeconfig, and not in a pod: KUBERNETES_SERVICE_HOST "
+                 "unset or no token in "
+              << opts_.serviceAccountDir
+              << "): standalone, the NodeSLO comes from --config, no NodeMetric is reported";
+    return Ok{};
+  }
+  cluster_ = std::make_unique<ClusterLink>(io_, std::move(**api), opts_, *clock_, failures_);
+  cluster_->onNode([this](const std::optional<nlohmann::json>& n) { applyNode(n); });
+  cluster_->onNodeSlo([this](const std::optional<nlohmann::json>& s) { applyNodeSlo(s); });
+  return Ok{};
+}
+
+void Agent::applyNodeSlo(const std::optional<nlohmann::json>& nodeSlo) {
+  const uint64_t before = config_.generation();
+  if (!nodeSlo) {
+    config_.clusterDeleted();
+  } else {
+    (void)config_.applyClusterObject(*nodeSlo);  // a rejection is counted and logged there
+  }
+  configLastGood_ = config_.lastError().empty();
+  exporter_.recordConfig(config_.generation(), config_.rejections(), configLastGood_);
+  if (config_.generation() != before) {
+    KLOG_INFO << "NodeSLO in force: " << config_.source() << " (generation " << config_.generation()
+              << ")";
+    // The hooks decide from the spec: publish now, not at the next round.
+    publishHookState();
+  }
+}
+
+void Agent::applyNode(const std::optional<nlohmann::json>& node) {
+  if (!node) {
+    // Deleted, or not there yet: keep what the last Node said.
+    return;
+  }
+  auto info = parseNode(*node);
+  if (!info.ok()) {
+    failures_.failure("node object", Severity::kWarning,
+                      info.error().message + " (keeping the last good Node)");
+    return;
+  }
+  failures_.success("node object");
+  nodeInfo_ = std::move(*info);
+  applyReservation();
+  // Allocatable memory is taken at the next QoS round (runQos).
+}
+
+void Agent::applyReservation() {
+  NodeReservationInputs in{opts_.nodeReservation, opts_.nodeSystemQosResource, std::nullopt,
+                           std::nullopt, ""};
+  if (nodeInfo_) {
+    in.reservationAnnotation = nodeInfo_->reservationAnnotation;
+    in.systemQosResourceAnnotation = nodeInfo_->systemQosResourceAnnotation;
+    in.nodeName = nodeInfo_->name;
+  }
+  auto r = effectiveNodeReservation(in);
+  if (!r.ok()) {
+    failures_.failure("node reservation", Severity::kWarning,
+                      r.error().message + " (keeping the last good reservation)");
+    return;
+  }
+  failures_.success("node reservation");
+  const std::string source = r->reservationSource + ", " + r->systemQosSource;
+  if (source != reservationSource_) {
+    KLOG_INFO << "node reservation from " << source;
+  }
+  reservationSource_ = source;
+  reservation_ = r->reservation;
+  if (qos_) qos_->setReservation(reservation_);
+}
+
+std::string Agent::clusterSummary() const {
+  if (!cluster_) return "standalone (no API server)";
+  std::string out =
+      cluster_->api().server + (cluster_->reachable() ? ", reachable" : ", unreachable");
+  for (const auto* i : {&cluster_->node(), &cluster_->nodeSlo(), &cluster_->nodeMetric()}) {
+    out += "; " + i->config().resource + " " +
+           (i->watching() ? "watching"
+            : i->synced() ? "synced, not watching"
+                          : "not synced");
+    if (!i->lastError().empty()) out += " (" + i->lastError() + ")";
+  }
+  return out;
+}
+
+}  // namespace koord
