@@ -1,0 +1,433 @@
+// Tests for the API server stand-in (tests/support/test_apiserver.h), the ground the
+// API client's and the informers' tests stand on: its replies must be a real
+// kube-apiserver's (tests/fixtures/kube-api/), byte framing included. The client
+// here is raw bytes over a socket, so nothing of the code under test is trusted.
+// Real time on 127.0.0.1, every wait bounded (5 s).
+#include <catch2/catch.hpp>
+
+#include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/read_file.h"
+#include "kube/watch_stream.h"
+#include "tests/support/temp_tree.h"
+#include "tests/support/test_apiserver.h"
+
+using namespace koord;
+using nlohmann::json;
+using test::TestApiServer;
+
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
+
+std::string fixture(const std::string& name) {
+  auto text = readFile(test::fixturePath("kube-api/" + name));
+  REQUIRE(text.ok());
+  return *text;
+}
+
+struct Head {
+  unsigned status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+};
+
+// One connection, raw bytes: requests written by hand, replies parsed here.
+class RawClient {
+ public:
+  explicit RawClient(uint16_t port) {
+    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  }
+
+  void send(const std::string& method, const std::string& target, const std::string& body = "",
+            const std::string& extra = "") {
+    std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                      "User-Agent: raw-client/1\r\n" + extra;
+    if (!body.empty() || method != "GET") {
+      req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    req += "\r\n" + body;
+    net::write(socket_, net::buffer(req));
+  }
+
+  // Reads until pred(data) holds, the peer closes, or 5 s pass; whether pred held.
+  template <typename Pred>
+  bool readUntil(Pred pred, std::chrono::milliseconds limit = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!pred(data_)) {
+      if (eof_) return false;
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= 0ms) return false;
+      char buf[4096];
+      bool done = false;
+      socket_.async_read_some(net::buffer(buf), [&](boost::system::error_code ec, size_t n) {
+        data_.append(buf, n);
+        if (ec && ec != net::error::operation_aborted) eof_ = true;
+        done = true;
+      });
+      io_.restart();
+      io_.run_for(std::chrono::duration_cast<std::chrono::milliseconds>(left));
+      if (!done) {
+        socket_.cancel();
+        io_.restart();
+        io_.run();
+        return pred(data_);
+      }
+    }
+    return true;
+  }
+
+  Head head() {
+    REQUIRE(readUntil([](const std::string& d) { return d.find("\r\n\r\n") != d.npos; }));
+    const size_t end = data_.find("\r\n\r\n");
+    Head h;
+    const std::string text = data_.substr(0, end);
+    data_.erase(0, end + 4);
+    h.status = static_cast<unsigned>(std::stoul(text.substr(9, 3)));
+    size_t i = text.find("\r\n");
+    while (i != std::string::npos) {
+      const size_t next = text.find("\r\n", i + 2);
+      const std::string line = text.substr(i + 2, next == text.npos ? next : next - i - 2);
+      const size_t colon = line.find(':');
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(c));
+      h.headers[name] = line.substr(colon + 2);
+      i = next;
+    }
+    return h;
+  }
+
+  // A whole Content-Length reply.
+  std::pair<Head, std::string> reply() {
+    Head h = head();
+    const size_t length = std::stoul(h.headers.at("content-length"));
+    REQUIRE(readUntil([&](const std::string& d) { return d.size() >= length; }));
+    std::string body = data_.substr(0, length);
+    data_.erase(0, length);
+    return {h, body};
+  }
+
+  // The next chunk's data with its framing checked ("" for the last chunk);
+  // nullopt if the stream stopped before a whole chunk came.
+  std::optional<std::string> chunk(std::chrono::milliseconds limit = 5000ms) {
+    auto whole = [](const std::string& d) {
+      const size_t eol = d.find("\r\n");
+      if (eol == d.npos) return false;
+      return d.size() >= eol + 2 + std::stoul(d.substr(0, eol), nullptr, 16) + 2;
+    };
+    if (!readUntil(whole, limit)) return std::nullopt;
+    const size_t eol = data_.find("\r\n");
+    const size_t n = std::stoul(data_.substr(0, eol), nullptr, 16);
+    std::string out = data_.substr(eol + 2, n);
+    REQUIRE(data_.substr(eol + 2 + n, 2) == "\r\n");
+    data_.erase(0, eol + 2 + n + 2);
+    return out;
+  }
+
+  json event() {
+    std::optional<std::string> c = chunk();
+    REQUIRE(c.has_value());
+    REQUIRE(!c->empty());
+    REQUIRE(c->back() == '\n');  // one event JSON and its newline per chunk
+    return json::parse(*c);
+  }
+
+  bool closedByPeer() {
+    readUntil([](const std::string&) { return false; }, 3000ms);
+    return eof_;
+  }
+  const std::string& pending() const { return data_; }
+
+ private:
+  net::io_context io_;
+  tcp::socket socket_{io_};
+  std::string data_;
+  bool eof_ = false;
+};
+
+std::pair<Head, std::string> call(TestApiServer& server, const std::string& method,
+                                  const std::string& target, const std::string& body = "",
+                                  const std::string& extra = "") {
+  RawClient c(server.port());
+  c.send(method, target, body, extra);
+  return c.reply();
+}
+
+const std::string kSlos = "/apis/slo.koordinator.sh/v1alpha1/nodeslos";
+const std::string kMetrics = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics";
+const std::string kMergePatch = "Content-Type: application/merge-patch+json\r\n";
+
+json nodeSlo(const std::string& name, bool enable) {
+  return {{"metadata", {{"name", name}}},
+          {"spec", {{"resourceUsedThresholdWithBE", {{"enable", enable}}}}}};
+}
+
+// The NodeMetric as koord-manager created it in the capture, without its version.
+json capturedNodeMetric() {
+  json obj = json::parse(fixture("nodemetric-get.body"));
+  obj["metadata"].erase("resourceVersion");
+  return obj;
+}
+
+}  // namespace
+
+TEST_CASE("a list by name carries the current resourceVersion and a watch from it sees a put") {
+  TestApiServer server;
+  server.put("nodeslos", nodeSlo("rig-node", false));
+  server.put("nodeslos", nodeSlo("other-node", false));
+
+  auto [head, body] = call(server, "GET", kSlos + "?fieldSelector=metadata.name%3Drig-node");
+  REQUIRE(head.status == 200);
+  const json list = json::parse(body);
+  const json captured = json::parse(fixture("nodeslo-list-by-name.body"));
+  CHECK(list["kind"] == captured["kind"]);
+  CHECK(list["apiVersion"] == captured["apiVersion"]);
+  REQUIRE(list["items"].size() == 1);
+  CHECK(list["items"][0]["metadata"]["name"] == "rig-node");
+  const std::string rv = list["metadata"]["resourceVersion"];
+  CHECK(rv == std::to_string(server.resourceVersion()));
+
+  RawClient watch(server.port());
+  watch.send("GET", kSlos + "?watch=true&resourceVersion=" + rv +
+                        "&fieldSelector=metadata.name%3Drig-node&timeoutSeconds=30");
+  Head wh = watch.head();
+  CHECK(wh.status == 200);
+  CHECK(wh.headers["transfer-encoding"] == "chunked");
+  CHECK(wh.headers["content-type"] == "application/json");
+  CHECK(!wh.headers["audit-id"].empty());
+
+  server.put("nodeslos", nodeSlo("other-node", true));  // not the watched name
+  server.put("nodeslos", nodeSlo("rig-node", true));
+  const json ev = watch.event();
+  CHECK(ev["type"] == "MODIFIED");
+  CHECK(ev["object"]["metadata"]["name"] == "rig-node");
+  CHECK(ev["object"]["spec"]["resourceUsedThresholdWithBE"]["enable"] == true);
+  CHECK(std::stoll(ev["object"]["metadata"]["resourceVersion"].get<std::string>()) >
+        std::stoll(rv));
+  CHECK(server.count("list", "nodeslos") == 1);
+  CHECK(server.count("watch", "nodeslos") == 1);
+}
+
+TEST_CASE("a watch from a compacted resourceVersion gets the 410 ERROR event, then the end") {
+  TestApiServer server;
+  server.put("nodeslos", nodeSlo("rig-node", false));
+  const int64_t oldest = server.resourceVersion() - 1;  // the put stays watchable
+  server.compact(oldest);
+
+  RawClient watch(server.port());
+  watch.send("GET", kSlos + "?watch=1&resourceVersion=1&allowWatchBookmarks=true");
+  CHECK(watch.head().status == 200);  // as the real server: the error is in the stream
+  const json ev = watch.event();
+  std::string raw = fixture("nodeslo-watch-too-old.raw");
+  const size_t eol = raw.find("\r\n");
+  const json captured =
+      json::parse(raw.substr(eol + 2, std::stoul(raw.substr(0, eol), nullptr, 16)));
+  CHECK(ev["type"] == captured["type"]);
+  CHECK(ev["object"]["code"] == captured["object"]["code"]);
+  CHECK(ev["object"]["reason"] == captured["object"]["reason"]);
+  CHECK(ev["object"]["kind"] == "Status");
+  CHECK(ev["object"]["message"] == "too old resource version: 1 (" + std::to_string(oldest) + ")");
+  CHECK(watch.chunk() == std::string());  // the last chunk
+
+  // The same version not compacted away replays what followed it.
+  RawClient fresh(server.port());
+  fresh.send("GET",
+             kSlos + "?watch=true&resourceVersion=" + std::to_string(oldest) + "&timeoutSeconds=1");
+  fresh.head();
+  CHECK(fresh.event()["type"] == "ADDED");
+  CHECK(fresh.chunk() == std::string());  // ended by timeoutSeconds
+}
+
+TEST_CASE("a status PUT with a stale resourceVersion gets the captured 409 and changes nothing") {
+  TestApiServer server;
+  const json first = server.put("nodemetrics", capturedNodeMetric());
+  json update = first;
+  update["status"] = {{"updateTime", "2026-11-24T11:50:00Z"}};
+  auto [okHead, okBody] = call(server, "PUT", kMetrics + "/rig-node/status", update.dump());
+  REQUIRE(okHead.status == 200);
+  CHECK(json::parse(okBody)["status"]["updateTime"] == "2026-11-24T11:50:00Z");
+
+  update["status"]["updateTime"] = "2026-11-24T11:51:00Z";  // still first's version
+  auto [head, body] = call(server, "PUT", kMetrics + "/rig-node/status", update.dump());
+  CHECK(head.status == 409);
+  CHECK(json::parse(body) == json::parse(fixture("nodemetric-status-put-stale-409.body")));
+  CHECK(server.get("nodemetrics", "rig-node").value()["status"]["updateTime"] ==
+        "2026-11-24T11:50:00Z");
+  CHECK(server.count("update", "nodemetrics/status") == 2);
+  const auto log = server.requests();
+  REQUIRE(log.size() == 2);
+  CHECK(log[1].status == 409);
+  CHECK(log[1].userAgent == "raw-client/1");
+  CHECK(log[1].body == update.dump());
+}
+
+TEST_CASE("a status merge patch merges into status, and a bad updateTime gets the captured 422") {
+  TestApiServer server;
+  server.put("nodemetrics", capturedNodeMetric());
+  RawClient watch(server.port());
+  watch.send("GET",
+             kMetrics + "?watch=true&resourceVersion=" + std::to_string(server.resourceVersion()));
+  watch.head();
+
+  const json patch = {{"status",
+                       {{"updateTime", "2026-11-24T11:50:00Z"},
+                        {"nodeMetric", {{"nodeUsage", {{"resources", {{"cpu", "1250m"}}}}}}}}}};
+  auto [head, body] =
+      call(server, "PATCH", kMetrics + "/rig-node/status", patch.dump(), kMergePatch);
+  REQUIRE(head.status == 200);
+  const json patched = json::parse(body);
+  CHECK(patched["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] == "1250m");
+  CHECK(patched["spec"] == capturedNodeMetric()["spec"]);
+  const json ev = watch.event();
+  CHECK(ev["type"] == "MODIFIED");
+  CHECK(ev["object"]["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]);
+
+  auto [badHead, badBody] = call(server, "PATCH", kMetrics + "/rig-node/status",
+                                 R"({"status":{"updateTime":"not-a-time"}})", kMergePatch);
+  CHECK(badHead.status == 422);
+  CHECK(json::parse(badBody) == json::parse(fixture("nodemetric-status-patch-invalid-422.body")));
+
+  auto [jsonPatchHead, _] = call(server, "PATCH", kMetrics + "/rig-node/status", "[]",
+                                 "Content-Type: application/json-patch+json\r\n");
+  CHECK(jsonPatchHead.status == 415);
+}
+
+TEST_CASE("a missing object and a wrong token get the captured 404 and 401 replies") {
+  TestApiServer server(TestApiServer::Options{"good-token", 0ms});
+  auto [missing, missingBody] =
+      call(server, "GET", kSlos + "/no-such-node", "", "Authorization: Bearer good-token\r\n");
+  CHECK(missing.status == 404);
+  CHECK(json::parse(missingBody) == json::parse(fixture("nodeslo-get-missing-404.body")));
+
+  auto [denied, deniedBody] =
+      call(server, "GET", kSlos + "/no-such-node", "", "Authorization: Bearer bad\r\n");
+  CHECK(denied.status == 401);
+  CHECK(deniedBody == fixture("unauthorized-401.body"));  // byte for byte, indented
+  CHECK(server.requests().back().authorization == "Bearer bad");
+}
+
+TEST_CASE("an injected 429 carries Retry-After and hits only the matching requests it counts") {
+  TestApiServer server;
+  server.put("nodes", {{"metadata", {{"name", "rig-node"}}}});
+  server.addFault({TestApiServer::Fault::kTooManyRequests, 1, "/nodes/rig-node", 7});
+
+  auto [other, otherBody] = call(server, "GET", kSlos);
+  CHECK(other.status == 200);  // does not match the path
+  auto [limited, limitedBody] = call(server, "GET", "/api/v1/nodes/rig-node");
+  CHECK(limited.status == 429);
+  CHECK(limited.headers["retry-after"] == "7");
+  CHECK(json::parse(limitedBody)["details"]["retryAfterSeconds"] == 7);
+  auto [again, againBody] = call(server, "GET", "/api/v1/nodes/rig-node");
+  CHECK(again.status == 200);
+  CHECK(json::parse(againBody)["kind"] == "Node");
+
+  server.addFault({TestApiServer::Fault::kForbidden, -1, "/nodes/", 1});
+  auto [forbidden, forbiddenBody] = call(server, "DELETE", "/api/v1/nodes/rig-node");
+  CHECK(forbidden.status == 403);
+  CHECK(json::parse(forbiddenBody) == json::parse(fixture("node-delete-forbidden-403.body")));
+  CHECK(server.get("nodes", "rig-node").has_value());
+}
+
+TEST_CASE("restart drops every watch and the server answers again on the same port") {
+  TestApiServer server;
+  server.put("nodeslos", nodeSlo("rig-node", false));
+  const uint16_t port = server.port();
+  RawClient watch(port);
+  watch.send("GET", kSlos + "?watch=true");
+  watch.head();
+  CHECK(watch.event()["type"] == "ADDED");  // no version: the current objects first
+  CHECK(server.activeWatches() == 1);
+
+  server.restart();
+  CHECK(watch.closedByPeer());
+  CHECK(watch.pending().find("0\r\n\r\n") == std::string::npos);  // no clean end
+  CHECK(server.port() == port);
+  CHECK(server.activeWatches() == 0);
+  auto [head, body] = call(server, "GET", kSlos + "/rig-node");
+  CHECK(head.status == 200);
+  CHECK(json::parse(body)["metadata"]["name"] == "rig-node");
+
+  server.stop();
+  CHECK_THROWS(RawClient(port));  // refused
+  server.start();
+  CHECK(call(server, "GET", kSlos + "/rig-node").first.status == 200);
+}
+
+TEST_CASE("watch chunks are framed and shaped as the captured stream, bookmarks included") {
+  TestApiServer server(TestApiServer::Options{"", 100ms});
+  server.put("nodeslos", nodeSlo("rig-node", false));
+  RawClient watch(server.port());
+  watch.send("GET", kSlos + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=2" +
+                        "&resourceVersion=" + std::to_string(server.resourceVersion()));
+  watch.head();
+  server.remove("nodeslos", "rig-node");
+
+  // Whatever the order of the bookmarks, the stand-in's stream is what the real
+  // stream's decoder accepts, and each kind has the captured keys.
+  std::string raw = fixture("nodeslo-watch-bookmarks.raw");
+  std::map<std::string, json> capturedByType;
+  for (size_t i = 0;;) {
+    const size_t eol = raw.find("\r\n", i);
+    const size_t n = std::stoul(raw.substr(i, eol - i), nullptr, 16);
+    if (n == 0) break;
+    const json e = json::parse(raw.substr(eol + 2, n));
+    capturedByType[e["type"]] = e;
+    i = eol + 2 + n + 2;
+  }
+  WatchDecoder decoder("watch nodeslos");
+  std::map<std::string, json> seen;
+  for (;;) {
+    std::optional<std::string> c = watch.chunk();
+    REQUIRE(c.has_value());
+    if (c->empty()) break;  // the end at timeoutSeconds
+    REQUIRE(decoder.feed(*c).ok());
+    const json e = json::parse(*c);
+    seen[e["type"]] = e;
+  }
+  CHECK(decoder.finish().ok());
+  REQUIRE(seen.count("DELETED") == 1);
+  REQUIRE(seen.count("BOOKMARK") == 1);
+  for (const char* type : {"DELETED", "BOOKMARK"}) {
+    CHECK(seen[type]["object"]["apiVersion"] == capturedByType[type]["object"]["apiVersion"]);
+    CHECK(seen[type]["object"]["kind"] == capturedByType[type]["object"]["kind"]);
+  }
+  CHECK(seen["BOOKMARK"]["object"]["metadata"].size() == 1);  // only resourceVersion
+  CHECK(seen["BOOKMARK"]["object"]["metadata"]["resourceVersion"] ==
+        std::to_string(server.resourceVersion()));
+}
+
+TEST_CASE("a hanging watch sends its headers and nothing; a cut one stops mid-event") {
+  TestApiServer server;
+  server.put("nodes", {{"metadata", {{"name", "rig-node"}}}});
+  server.addFault({TestApiServer::Fault::kWatchHang, 1, "/nodes", 1});
+  server.addFault({TestApiServer::Fault::kWatchCutMidEvent, 1, "/nodes", 1});
+  CHECK(call(server, "GET", "/api/v1/nodes/rig-node").first.status == 200);  // not a watch
+
+  RawClient hung(server.port());
+  hung.send("GET", "/api/v1/nodes?watch=true&timeoutSeconds=1");
+  CHECK(hung.head().status == 200);
+  CHECK_FALSE(hung.chunk(1500ms).has_value());  // not even the end at its timeout
+  CHECK(hung.pending().empty());
+
+  RawClient cut(server.port());
+  cut.send("GET", "/api/v1/nodes?watch=true");
+  cut.head();
+  CHECK(cut.closedByPeer());
+  const std::string& partial = cut.pending();
+  const size_t eol = partial.find("\r\n");
+  REQUIRE(eol != std::string::npos);
+  CHECK(partial.size() - eol - 2 < std::stoul(partial.substr(0, eol), nullptr, 16));
+  CHECK(partial.find(R"({"type":"ADDED")") == eol + 2);
+}

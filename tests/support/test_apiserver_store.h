@@ -1,0 +1,137 @@
+// The API server stand-in's model, apart from its sockets: which resources it knows,
+// how a request target maps to one, the objects with their global resourceVersion and
+// the history of changes a watch replays, the Status bodies a real kube-apiserver 1.32
+// sends (shapes from tests/fixtures/kube-api/*.body), and the answer to every
+// non-watch request as a pure function of the request and the store. TestApiServer
+// (test_apiserver.h) serialises calls with its own mutex; nothing here locks.
+//
+// Decisions:
+//  * One global resourceVersion for every resource, as etcd has: each change bumps
+//    it, an object's metadata.resourceVersion is the version of its last change and
+//    a list's is the current one.
+//  * The history keeps every change (tests make a few hundred at most); compact(rv)
+//    only moves the point below which a watch gets 410 "Expired".
+//  * Updates through /status change only .status, updates of the object keep the
+//    stored .status, as for resources with a status subresource. A PUT whose
+//    metadata.resourceVersion is set and not the stored one is a 409 Conflict.
+//  * Merge patches (RFC 7386) only; a strategic merge patch is applied as one too,
+//    which is what it means for the plain maps koordlet patches. JSON patch: 415.
+//  * An Eviction deletes the pod (201 Success), an Event is stored under a name made
+//    from its generateName. Both are recorded in the request log by the server.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace koord::test::apiserver {
+
+struct ResourceType {
+  std::string_view plural;
+  std::string_view kind;
+  std::string_view group;  // "" for the core group
+  std::string_view version;
+  bool namespaced = false;
+
+  std::string apiVersion() const;  // "v1", "slo.koordinator.sh/v1alpha1"
+  // "nodeslos.slo.koordinator.sh", "nodes": how messages name the resource.
+  std::string qualified() const;
+};
+
+// nodes, pods, events (core v1), nodeslos, nodemetrics (slo.koordinator.sh/v1alpha1),
+// noderesourcetopologies (topology.node.k8s.io/v1alpha1). nullptr when unknown.
+const ResourceType* findResource(std::string_view plural);
+
+// A request target taken apart: /api/v1/nodes/rig-node, /apis/G/V/nodemetrics/x/status,
+// /api/v1/namespaces/colo/pods/be-1/eviction?..., with the query decoded.
+struct Route {
+  const ResourceType* type = nullptr;
+  std::string ns;           // "" for cluster-scoped or all namespaces
+  std::string name;         // "" for the collection
+  std::string subresource;  // "", "status", "eviction"
+  std::map<std::string, std::string> query;
+
+  bool watch() const;
+  // The name a fieldSelector=metadata.name=<x> picks, "" when none.
+  std::string nameSelector() const;
+  // RBAC-style resource: "nodemetrics", "nodemetrics/status", "pods/eviction".
+  std::string resourceName() const;
+};
+std::optional<Route> parseTarget(std::string_view target);
+std::string percentDecode(std::string_view s);
+
+// Status bodies, field order as a real server writes them.
+nlohmann::ordered_json statusBody(int code, std::string_view reason, const std::string& message,
+                                  nlohmann::ordered_json details = nullptr);
+nlohmann::ordered_json notFound(const ResourceType& t, const std::string& name);
+nlohmann::ordered_json conflict(const ResourceType& t, const std::string& name);
+nlohmann::ordered_json alreadyExists(const ResourceType& t, const std::string& name);
+nlohmann::ordered_json unauthorized();
+nlohmann::ordered_json forbidden(const Route& route, const std::string& verb);
+nlohmann::ordered_json tooManyRequests(int retryAfterSeconds);
+nlohmann::ordered_json internalError();
+nlohmann::ordered_json expired(int64_t requested, int64_t oldest);
+
+enum class EventType { kAdded, kModified, kDeleted };
+const char* toString(EventType t);
+
+struct Change {
+  int64_t rv = 0;
+  EventType type = EventType::kAdded;
+  const ResourceType* resource = nullptr;
+  std::string ns, name;
+  nlohmann::json object;  // as stored after the change (before it, for kDeleted)
+};
+
+class ObjectStore {
+ public:
+  // Stamps apiVersion, kind, uid, creationTimestamp when absent, and the new
+  // resourceVersion; ADDED or MODIFIED. Returns the stored object.
+  nlohmann::json put(const ResourceType& t, nlohmann::json object);
+  // DELETED (the event carries the object with a new resourceVersion); false if absent.
+  bool remove(const ResourceType& t, const std::string& ns, const std::string& name);
+  const nlohmann::json* find(const ResourceType& t, const std::string& ns,
+                             const std::string& name) const;
+  // Objects of t in ns ("" = all), optionally only the one named; by name.
+  std::vector<nlohmann::json> list(const ResourceType& t, const std::string& ns,
+                                   const std::string& name) const;
+  // Changes after rv matching the filter, oldest first.
+  std::vector<Change> changesAfter(int64_t rv, const ResourceType& t, const std::string& ns,
+                                   const std::string& name) const;
+
+  int64_t resourceVersion() const { return rv_; }
+  int64_t oldestValid() const { return oldestValid_; }
+  void compact(int64_t oldestValid) { oldestValid_ = oldestValid; }
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string>;  // plural, ns, name
+  std::map<Key, nlohmann::json> objects_;
+  std::vector<Change> history_;
+  int64_t rv_ = 100;  // not 0: "0" in a watch or list means "any version"
+  int64_t oldestValid_ = 0;
+  uint64_t uids_ = 0;
+};
+
+// A reply before framing.
+struct Reply {
+  unsigned status = 200;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides the standard ones
+};
+Reply jsonReply(unsigned status, const nlohmann::ordered_json& body);
+Reply jsonReply(unsigned status, const nlohmann::json& body);
+
+// Every request but a watch: get, list, create, update, patch, delete, eviction.
+Reply handleRequest(std::string_view method, const Route& route, std::string_view contentType,
+                    const std::string& body, ObjectStore& store);
+
+// "get", "list", "watch", "create", "update", "patch", "delete" for a method and route.
+std::string verbOf(std::string_view method, const Route& route);
+
+}  // namespace koord::test::apiserver
