@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,30 @@ json nodeSlo(const std::string& name, bool enable) {
           {"spec", {{"resourceUsedThresholdWithBE", {{"enable", enable}}}}}};
 }
 
+// The header names of a captured reply (tests/fixtures/kube-api/NAME.headers).
+std::set<std::string> capturedHeaderNames(const std::string& name) {
+  const std::string text = fixture(name + ".headers");
+  std::set<std::string> names;
+  for (size_t i = text.find("\r\n"); i != std::string::npos;) {
+    const size_t next = text.find("\r\n", i + 2);
+    const std::string line = text.substr(i + 2, next == text.npos ? next : next - i - 2);
+    if (const size_t colon = line.find(':'); colon != std::string::npos) {
+      std::string n = line.substr(0, colon);
+      for (char& c : n) c = static_cast<char>(std::tolower(c));
+      names.insert(n);
+    }
+    i = next;
+  }
+  REQUIRE(names.size() >= 4);
+  return names;
+}
+
+std::set<std::string> headerNames(const Head& h) {
+  std::set<std::string> names;
+  for (const auto& [n, v] : h.headers) names.insert(n);
+  return names;
+}
+
 // The NodeMetric as koord-manager created it in the capture, without its version.
 json capturedNodeMetric() {
   json obj = json::parse(fixture("nodemetric-get.body"));
@@ -190,6 +215,7 @@ TEST_CASE("a list by name carries the current resourceVersion and a watch from i
 
   auto [head, body] = call(server, "GET", kSlos + "?fieldSelector=metadata.name%3Drig-node");
   REQUIRE(head.status == 200);
+  CHECK(headerNames(head) == capturedHeaderNames("nodeslo-list-by-name"));
   const json list = json::parse(body);
   const json captured = json::parse(fixture("nodeslo-list-by-name.body"));
   CHECK(list["kind"] == captured["kind"]);
@@ -204,6 +230,7 @@ TEST_CASE("a list by name carries the current resourceVersion and a watch from i
                         "&fieldSelector=metadata.name%3Drig-node&timeoutSeconds=30");
   Head wh = watch.head();
   CHECK(wh.status == 200);
+  CHECK(headerNames(wh) == capturedHeaderNames("nodeslo-watch-bookmarks"));
   CHECK(wh.headers["transfer-encoding"] == "chunked");
   CHECK(wh.headers["content-type"] == "application/json");
   CHECK(!wh.headers["audit-id"].empty());
@@ -262,6 +289,7 @@ TEST_CASE("a status PUT with a stale resourceVersion gets the captured 409 and c
   update["status"]["updateTime"] = "2026-11-24T11:51:00Z";  // still first's version
   auto [head, body] = call(server, "PUT", kMetrics + "/rig-node/status", update.dump());
   CHECK(head.status == 409);
+  CHECK(headerNames(head) == capturedHeaderNames("nodemetric-status-put-stale-409"));
   CHECK(json::parse(body) == json::parse(fixture("nodemetric-status-put-stale-409.body")));
   CHECK(server.get("nodemetrics", "rig-node").value()["status"]["updateTime"] ==
         "2026-11-24T11:50:00Z");
@@ -281,14 +309,20 @@ TEST_CASE("a status merge patch merges into status, and a bad updateTime gets th
              kMetrics + "?watch=true&resourceVersion=" + std::to_string(server.resourceVersion()));
   watch.head();
 
-  const json patch = {{"status",
-                       {{"updateTime", "2026-11-24T11:50:00Z"},
-                        {"nodeMetric", {{"nodeUsage", {{"resources", {{"cpu", "1250m"}}}}}}}}}};
+  // The status koordlet-cpp patched in the capture, in two merge patches.
+  const json capturedStatus = json::parse(fixture("nodemetric-status-patch.body"))["status"];
+  json first = {{"status", capturedStatus}};
+  first["status"].erase("podsMetric");
+  REQUIRE(call(server, "PATCH", kMetrics + "/rig-node/status", first.dump(), kMergePatch)
+              .first.status == 200);
+  CHECK(watch.event()["type"] == "MODIFIED");
+  const json second = {{"status", {{"podsMetric", capturedStatus["podsMetric"]}}},
+                       {"spec", {{"metricCollectPolicy", nullptr}}}};  // not status: ignored
   auto [head, body] =
-      call(server, "PATCH", kMetrics + "/rig-node/status", patch.dump(), kMergePatch);
+      call(server, "PATCH", kMetrics + "/rig-node/status", second.dump(), kMergePatch);
   REQUIRE(head.status == 200);
   const json patched = json::parse(body);
-  CHECK(patched["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] == "1250m");
+  CHECK(patched["status"] == capturedStatus);
   CHECK(patched["spec"] == capturedNodeMetric()["spec"]);
   const json ev = watch.event();
   CHECK(ev["type"] == "MODIFIED");
@@ -297,6 +331,7 @@ TEST_CASE("a status merge patch merges into status, and a bad updateTime gets th
   auto [badHead, badBody] = call(server, "PATCH", kMetrics + "/rig-node/status",
                                  R"({"status":{"updateTime":"not-a-time"}})", kMergePatch);
   CHECK(badHead.status == 422);
+  CHECK(headerNames(badHead) == capturedHeaderNames("nodemetric-status-patch-invalid-422"));
   CHECK(json::parse(badBody) == json::parse(fixture("nodemetric-status-patch-invalid-422.body")));
 
   auto [jsonPatchHead, _] = call(server, "PATCH", kMetrics + "/rig-node/status", "[]",
@@ -309,11 +344,13 @@ TEST_CASE("a missing object and a wrong token get the captured 404 and 401 repli
   auto [missing, missingBody] =
       call(server, "GET", kSlos + "/no-such-node", "", "Authorization: Bearer good-token\r\n");
   CHECK(missing.status == 404);
+  CHECK(headerNames(missing) == capturedHeaderNames("nodeslo-get-missing-404"));
   CHECK(json::parse(missingBody) == json::parse(fixture("nodeslo-get-missing-404.body")));
 
   auto [denied, deniedBody] =
       call(server, "GET", kSlos + "/no-such-node", "", "Authorization: Bearer bad\r\n");
   CHECK(denied.status == 401);
+  CHECK(headerNames(denied) == capturedHeaderNames("unauthorized-401"));
   CHECK(deniedBody == fixture("unauthorized-401.body"));  // byte for byte, indented
   CHECK(server.requests().back().authorization == "Bearer bad");
 }
@@ -336,6 +373,7 @@ TEST_CASE("an injected 429 carries Retry-After and hits only the matching reques
   server.addFault({TestApiServer::Fault::kForbidden, -1, "/nodes/", 1});
   auto [forbidden, forbiddenBody] = call(server, "DELETE", "/api/v1/nodes/rig-node");
   CHECK(forbidden.status == 403);
+  CHECK(headerNames(forbidden) == capturedHeaderNames("node-delete-forbidden-403"));
   CHECK(json::parse(forbiddenBody) == json::parse(fixture("node-delete-forbidden-403.body")));
   CHECK(server.get("nodes", "rig-node").has_value());
 }
