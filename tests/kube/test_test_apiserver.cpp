@@ -469,3 +469,48 @@ TEST_CASE("a hanging watch sends its headers and nothing; a cut one stops mid-ev
   CHECK(partial.size() - eol - 2 < std::stoul(partial.substr(0, eol), nullptr, 16));
   CHECK(partial.find(R"({"type":"ADDED")") == eol + 2);
 }
+
+TEST_CASE("an eviction deletes the pod with the captured 201, and an event is created") {
+  TestApiServer server;
+  json pod = json::parse(fixture("pod-get.body"));
+  pod["metadata"].erase("resourceVersion");
+  const std::string ns = pod["metadata"]["namespace"];
+  const std::string name = pod["metadata"]["name"];
+  server.put("pods", pod);
+  const std::string podPath = "/api/v1/namespaces/" + ns + "/pods/" + name;
+  CHECK(json::parse(call(server, "GET", podPath).second)["metadata"]["uid"] ==
+        pod["metadata"]["uid"]);
+
+  const json eviction = {{"apiVersion", "policy/v1"},
+                         {"kind", "Eviction"},
+                         {"metadata", {{"name", name}, {"namespace", ns}}}};
+  auto [head, body] = call(server, "POST", podPath + "/eviction", eviction.dump(),
+                           "Content-Type: application/json\r\n");
+  CHECK(head.status == 201);
+  CHECK(body == fixture("pod-eviction-201.body"));  // byte for byte, indented
+  CHECK_FALSE(server.get("pods", name, ns).has_value());
+  auto [gone, goneBody] = call(server, "POST", "/api/v1/namespaces/" + ns + "/pods/gone/eviction",
+                               eviction.dump(), "Content-Type: application/json\r\n");
+  CHECK(gone.status == 404);
+  CHECK(json::parse(goneBody) == json::parse(fixture("pod-eviction-missing-404.body")));
+  CHECK(server.count("create", "pods/eviction") == 2);
+
+  // The captured Event as koordlet posts it: a generateName, no name or version.
+  const json created = json::parse(fixture("event-create-201.body"));
+  json event = created;
+  for (const char* field :
+       {"name", "uid", "resourceVersion", "creationTimestamp", "managedFields"}) {
+    event["metadata"].erase(field);
+  }
+  auto [eventHead, eventBody] = call(server, "POST", "/api/v1/namespaces/colo/events", event.dump(),
+                                     "Content-Type: application/json\r\n");
+  CHECK(eventHead.status == 201);
+  const json stored = json::parse(eventBody);
+  CHECK(stored["metadata"]["name"].get<std::string>().rfind("be-1.", 0) == 0);
+  CHECK(stored["metadata"]["name"].get<std::string>().size() == std::string("be-1.").size() + 5);
+  CHECK(stored["metadata"]["namespace"] == "colo");
+  CHECK(stored["involvedObject"] == created["involvedObject"]);
+  CHECK(stored["reason"] == created["reason"]);
+  CHECK(server.count("create", "events") == 1);
+  CHECK(server.requests().back().body == event.dump());
+}
