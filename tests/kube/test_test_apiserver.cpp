@@ -10,7 +10,12 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -164,6 +169,39 @@ std::pair<Head, std::string> call(TestApiServer& server, const std::string& meth
   RawClient c(server.port());
   c.send(method, target, body, extra);
   return c.reply();
+}
+
+// One GET over TLS, the server verified against caFile as 127.0.0.1; the status,
+// or 0 when the exchange failed or took over 5 s.
+unsigned tlsGet(uint16_t port, const std::string& caFile, const std::string& target) {
+  namespace ssl = net::ssl;
+  namespace http = boost::beast::http;
+  net::io_context io;
+  ssl::context ctx(ssl::context::tls_client);
+  ctx.load_verify_file(caFile);
+  ssl::stream<tcp::socket> stream(io, ctx);
+  stream.set_verify_mode(ssl::verify_peer);
+  stream.set_verify_callback(ssl::host_name_verification("127.0.0.1"));
+  boost::beast::flat_buffer buffer;
+  http::request<http::empty_body> req(http::verb::get, target, 11);
+  req.set(http::field::host, "127.0.0.1");
+  http::response<http::string_body> res;
+  unsigned status = 0;
+  stream.next_layer().async_connect(
+      tcp::endpoint(net::ip::make_address("127.0.0.1"), port), [&](boost::system::error_code ec) {
+        if (ec) return;
+        stream.async_handshake(ssl::stream_base::client, [&](boost::system::error_code ec) {
+          if (ec) return;
+          http::async_write(stream, req, [&](boost::system::error_code ec, size_t) {
+            if (ec) return;
+            http::async_read(stream, buffer, res, [&](boost::system::error_code ec, size_t) {
+              if (!ec) status = res.result_int();
+            });
+          });
+        });
+      });
+  io.run_for(5s);
+  return status;
 }
 
 const std::string kSlos = "/apis/slo.koordinator.sh/v1alpha1/nodeslos";
@@ -513,4 +551,18 @@ TEST_CASE("an eviction deletes the pod with the captured 201, and an event is cr
   CHECK(stored["reason"] == created["reason"]);
   CHECK(server.count("create", "events") == 1);
   CHECK(server.requests().back().body == event.dump());
+}
+
+TEST_CASE("with tls the stand-in serves HTTPS under a certificate its own CA verifies") {
+  TestApiServer::Options options;
+  options.tls = true;
+  TestApiServer server(options);
+  server.put("nodes", {{"metadata", {{"name", "rig-node"}}}});
+  CHECK(server.url() == "https://127.0.0.1:" + std::to_string(server.port()));
+  REQUIRE_FALSE(server.caFile().empty());
+  CHECK(tlsGet(server.port(), server.caFile(), "/api/v1/nodes/rig-node") == 200);
+  CHECK(tlsGet(server.port(), server.caFile(), "/api/v1/nodes/other") == 404);
+  server.restart();
+  CHECK(tlsGet(server.port(), server.caFile(), "/api/v1/nodes/rig-node") == 200);
+  CHECK(server.count("get", "nodes") == 3);
 }

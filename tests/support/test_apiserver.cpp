@@ -18,6 +18,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -32,8 +34,11 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
+#include "tests/support/temp_tree.h"
 #include "tests/support/test_apiserver_store.h"
+#include "tests/support/test_apiserver_tls.h"
 
 namespace koord::test {
 namespace {
@@ -41,6 +46,7 @@ namespace {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
 using nlohmann::json;
@@ -117,18 +123,44 @@ int64_t toInt(const std::map<std::string, std::string>& query, const std::string
   return it == query.end() ? 0 : std::strtoll(it->second.c_str(), nullptr, 10);
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+// What the server asks of a connection, whatever its transport.
+class SessionBase {
  public:
-  Session(std::shared_ptr<Shared> shared, tcp::socket socket)
-      : shared_(std::move(shared)),
-        socket_(std::move(socket)),
-        timeout_(socket_.get_executor()),
-        bookmark_(socket_.get_executor()) {}
+  virtual ~SessionBase() = default;
+  virtual void pump() = 0;
+  virtual void close() = 0;
+};
 
-  void start() { readRequest(); }
+// One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
+template <typename Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+
+  template <typename... StreamArgs>
+  explicit Session(std::shared_ptr<Shared> shared, StreamArgs&&... args)
+      : shared_(std::move(shared)),
+        stream_(std::forward<StreamArgs>(args)...),
+        timeout_(stream_.get_executor()),
+        bookmark_(stream_.get_executor()) {}
+
+  void start() {
+    if constexpr (kTls) {
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](error_code ec) {
+                                if (ec) {
+                                  self->close();
+                                } else {
+                                  self->readRequest();
+                                }
+                              });
+    } else {
+      readRequest();
+    }
+  }
 
   // Sends the changes past the version this watch sent last.
-  void pump() {
+  void pump() override {
     if (watch_ != WatchState::kStreaming) return;
     std::vector<apiserver::Change> changes;
     {
@@ -142,26 +174,36 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  void close() {
+  // No TLS close_notify: a dropped connection is what restart() is for.
+  void close() override {
     error_code ignored;
     endWatch();
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    socket().shutdown(tcp::socket::shutdown_both, ignored);
+    socket().close(ignored);
   }
 
  private:
   enum class WatchState { kNone, kStreaming, kHanging, kEnding };
   enum class After { kNothing, kReadNext, kClose };
 
+  tcp::socket& socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+
   void readRequest() {
     req_ = {};
-    http::async_read(socket_, buffer_, req_, [self = shared_from_this()](error_code ec, size_t) {
-      if (ec) {
-        self->close();
-      } else {
-        self->onRequest();
-      }
-    });
+    http::async_read(stream_, buffer_, req_,
+                     [self = this->shared_from_this()](error_code ec, size_t) {
+                       if (ec) {
+                         self->close();
+                       } else {
+                         self->onRequest();
+                       }
+                     });
   }
 
   void onRequest() {
@@ -286,7 +328,7 @@ class Session : public std::enable_shared_from_this<Session> {
     pump();
     if (const int64_t seconds = toInt(q, "timeoutSeconds"); seconds > 0) {
       timeout_.expires_after(std::chrono::seconds(seconds));
-      timeout_.async_wait([self = shared_from_this()](error_code ec) {
+      timeout_.async_wait([self = this->shared_from_this()](error_code ec) {
         if (!ec && self->watch_ == WatchState::kStreaming) self->finishStream();
       });
     }
@@ -299,7 +341,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void armBookmark() {
     bookmark_.expires_after(bookmarkEvery_);
-    bookmark_.async_wait([self = shared_from_this()](error_code ec) {
+    bookmark_.async_wait([self = this->shared_from_this()](error_code ec) {
       if (ec || self->watch_ != WatchState::kStreaming) return;
       self->pump();
       if (self->watch_ != WatchState::kStreaming) return;
@@ -338,13 +380,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // watch, so its completion means the client left (or, when the watch is over and
   // the read cancelled, that the next request may be read).
   void watchForClose() {
-    socket_.async_read_some(
-        buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t n) {
+    stream_.async_read_some(
+        buffer_.prepare(4096), [self = this->shared_from_this()](error_code ec, size_t n) {
           self->buffer_.commit(n);
           self->readingForClose_ = false;
           if (ec && ec != net::error::operation_aborted) {
             self->close();
-          } else if (self->watch_ == WatchState::kNone && self->socket_.is_open()) {
+          } else if (self->watch_ == WatchState::kNone && self->socket().is_open()) {
             self->readRequest();
           } else if (!ec && self->watch_ != WatchState::kNone) {
             self->watchForClose();
@@ -368,8 +410,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void writeNext() {
     writing_ = true;
-    net::async_write(socket_, net::buffer(out_.front().first),
-                     [self = shared_from_this()](error_code ec, size_t) {
+    net::async_write(stream_, net::buffer(out_.front().first),
+                     [self = this->shared_from_this()](error_code ec, size_t) {
                        const After after = self->out_.front().second;
                        self->out_.pop_front();
                        self->writing_ = false;
@@ -385,7 +427,7 @@ class Session : public std::enable_shared_from_this<Session> {
                            // next request's once cancelled.
                            self->endWatch();
                            if (self->readingForClose_) {
-                             self->socket_.cancel();
+                             self->socket().cancel();
                            } else {
                              self->readRequest();
                            }
@@ -397,7 +439,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   std::shared_ptr<Shared> shared_;
-  tcp::socket socket_;
+  Stream stream_;
   net::steady_timer timeout_;
   net::steady_timer bookmark_;
   beast::flat_buffer buffer_;
@@ -448,10 +490,17 @@ struct TestApiServer::Impl {
     acceptor.async_accept([this](error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
       if (!ec) {
-        auto session = std::make_shared<Session>(shared, std::move(socket));
-        sessions.remove_if([](const std::weak_ptr<Session>& s) { return s.expired(); });
-        sessions.push_back(session);
-        session->start();
+        sessions.remove_if([](const std::weak_ptr<SessionBase>& s) { return s.expired(); });
+        if (tls) {
+          auto session =
+              std::make_shared<Session<ssl::stream<tcp::socket>>>(shared, std::move(socket), *tls);
+          sessions.push_back(session);
+          session->start();
+        } else {
+          auto session = std::make_shared<Session<tcp::socket>>(shared, std::move(socket));
+          sessions.push_back(session);
+          session->start();
+        }
       }
       accept();
     });
@@ -481,7 +530,11 @@ struct TestApiServer::Impl {
   }
 
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-  std::list<std::weak_ptr<Session>> sessions;
+  std::list<std::weak_ptr<SessionBase>> sessions;
+  std::optional<TempTree> dir;  // the CA's PEM file
+  std::string caFile;
+  // Declared before io: sessions still queued in io hold SSL objects made from it.
+  std::optional<ssl::context> tls;
   net::io_context io;
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
   tcp::acceptor acceptor{io};
@@ -495,6 +548,17 @@ TestApiServer::TestApiServer(Options options) : impl_(std::make_unique<Impl>()) 
   impl_->shared->token = std::move(options.bearerToken);
   impl_->shared->bookmarkInterval = options.bookmarkInterval;
   impl_->shared->changed = [impl = impl_.get()] { impl->notifyWatches(); };
+  if (options.tls) {
+    const apiserver::ServerTls certs = apiserver::makeServerTls("test-apiserver");
+    impl_->dir.emplace();
+    impl_->dir->write("ca.crt", certs.caPem);
+    impl_->caFile = impl_->dir->path("ca.crt");
+    impl_->tls.emplace(ssl::context::tls_server);
+    error_code ec;
+    impl_->tls->use_certificate_chain(net::buffer(certs.certPem), ec);
+    if (!ec) impl_->tls->use_private_key(net::buffer(certs.keyPem), ssl::context::pem, ec);
+    if (ec) throw std::runtime_error("test apiserver: server certificate: " + ec.message());
+  }
   impl_->listen();
   impl_->thread = std::thread([this] { impl_->io.run(); });
 }
@@ -506,7 +570,10 @@ TestApiServer::~TestApiServer() {
 }
 
 uint16_t TestApiServer::port() const { return impl_->port; }
-std::string TestApiServer::url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+std::string TestApiServer::url() const {
+  return (impl_->tls ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port());
+}
+const std::string& TestApiServer::caFile() const { return impl_->caFile; }
 
 json TestApiServer::put(const std::string& resource, json object) {
   const apiserver::ResourceType& t = impl_->type(resource);

@@ -20,7 +20,8 @@
 // apply to the next matching requests; restart() drops every connection and watch
 // and listens again on the same port, keeping the objects. Every request is logged.
 //
-// Plain HTTP only: TLS is the client's business and test_kubelet covers it.
+// Plain HTTP by default; with Options::tls, HTTPS with a throw-away CA (caFile())
+// and a server certificate for 127.0.0.1 and localhost (test_apiserver_tls.h).
 // Set-up failures (bind) throw: this is test code.
 #pragma once
 
@@ -44,6 +45,7 @@ class TestApiServer {
     std::string bearerToken;
     // How often a watch that asked for bookmarks gets one; 0: never.
     std::chrono::milliseconds bookmarkInterval{0};
+    bool tls = false;
   };
 
   enum class Fault {
@@ -78,7 +80,9 @@ class TestApiServer {
   TestApiServer& operator=(const TestApiServer&) = delete;
 
   uint16_t port() const;
-  std::string url() const;  // "http://127.0.0.1:<port>"
+  std::string url() const;  // "http://127.0.0.1:<port>" ("https://" with tls)
+  // The CA's PEM file, in a temp dir removed with the server; "" unless tls.
+  const std::string& caFile() const;
 
   // Objects. resource is the plural ("nodes", "nodemetrics", "pods"); a namespaced
   // object's metadata.namespace defaults to "default". put() stamps apiVersion, kind,
