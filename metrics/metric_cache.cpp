@@ -64,6 +64,7 @@ bool isNodeLevel(MetricKind kind) {
   switch (kind) {
     case MetricKind::kNodeCpuCores:
     case MetricKind::kNodeMemoryBytes:
+    case MetricKind::kNodeMemoryWithPageCacheBytes:
     case MetricKind::kSystemCpuCores:
     case MetricKind::kSystemMemoryBytes:
     case MetricKind::kBeCpuUsageMilli:
@@ -194,17 +195,19 @@ std::optional<MetricCache::Point> MetricCache::latest(const SeriesKey& key) cons
   // the newest point.
   const float v = ring.values[positionOf(ring.lastSlot, ring.values.size())];
   if (std::isnan(v)) return std::nullopt;
-  const auto offset = std::chrono::nanoseconds(ring.lastSlot * config_.interval.count());
-  return Point{v, epoch_ + std::chrono::duration_cast<Clock::Monotonic::duration>(offset)};
+  return Point{v, timeOfSlot(ring.lastSlot)};
 }
 
-std::optional<double> MetricCache::query(const SeriesKey& key, Aggregation agg,
-                                         Clock::Monotonic from, Clock::Monotonic to) const {
-  const auto it = series_.find(key);
-  if (it == series_.end()) return std::nullopt;
-  const Ring& ring = it->second;
-  const size_t cap = ring.values.size();
+// Slots that hold samples are within a ring's length of a real sample time, so the
+// product cannot overflow.
+Clock::Monotonic MetricCache::timeOfSlot(int64_t slot) const {
+  const auto offset = std::chrono::nanoseconds(slot * config_.interval.count());
+  return epoch_ + std::chrono::duration_cast<Clock::Monotonic::duration>(offset);
+}
 
+std::optional<MetricCache::SlotRange> MetricCache::rangeOf(const Ring& ring, Clock::Monotonic from,
+                                                           Clock::Monotonic to) const {
+  const size_t cap = ring.values.size();
   // The live window is (lastSlot − cap, lastSlot]; intersect [from, to] with it.
   int64_t oldest = 0;
   if (__builtin_sub_overflow(ring.lastSlot, static_cast<int64_t>(cap) - 1, &oldest)) {
@@ -213,8 +216,20 @@ std::optional<double> MetricCache::query(const SeriesKey& key, Aggregation agg,
   const int64_t lo = std::max(slotOf(from), oldest);
   const int64_t hi = std::min(slotOf(to), ring.lastSlot);
   if (lo > hi) return std::nullopt;
-  const uint64_t n = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // <= cap
-  const size_t first = positionOf(lo, cap);
+  return SlotRange{lo, static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1};  // n <= cap
+}
+
+std::optional<double> MetricCache::query(const SeriesKey& key, Aggregation agg,
+                                         Clock::Monotonic from, Clock::Monotonic to) const {
+  const auto it = series_.find(key);
+  if (it == series_.end()) return std::nullopt;
+  const Ring& ring = it->second;
+  const size_t cap = ring.values.size();
+  const auto range = rangeOf(ring, from, to);
+  if (!range) return std::nullopt;
+  const int64_t hi = range->lo + static_cast<int64_t>(range->n) - 1;
+  const uint64_t n = range->n;
+  const size_t first = positionOf(range->lo, cap);
 
   // Visits the slots lo..hi in time order (newest last), skipping empty ones.
   auto forEach = [&](auto&& fn) {
@@ -270,6 +285,51 @@ std::optional<double> MetricCache::query(const SeriesKey& key, Aggregation agg,
     }
   }
   return std::nullopt;
+}
+
+std::optional<MetricCache::Summary> MetricCache::summarize(const SeriesKey& key,
+                                                           Clock::Monotonic from,
+                                                           Clock::Monotonic to) const {
+  const auto it = series_.find(key);
+  if (it == series_.end()) return std::nullopt;
+  const Ring& ring = it->second;
+  const size_t cap = ring.values.size();
+  const auto range = rangeOf(ring, from, to);
+  if (!range) return std::nullopt;
+
+  std::vector<float> points;
+  points.reserve(static_cast<size_t>(range->n));
+  double sum = 0;
+  int64_t firstSlot = 0;
+  int64_t lastSlot = 0;
+  size_t pos = positionOf(range->lo, cap);
+  for (uint64_t k = 0; k < range->n; ++k) {
+    const float v = ring.values[pos];
+    if (!std::isnan(v)) {
+      const int64_t slot = range->lo + static_cast<int64_t>(k);
+      if (points.empty()) firstSlot = slot;
+      lastSlot = slot;
+      points.push_back(v);
+      sum += v;
+    }
+    pos = pos + 1 == cap ? 0 : pos + 1;
+  }
+  if (points.empty()) return std::nullopt;
+
+  // One full sort serves the four indices (nth_element four times would not be
+  // cheaper at these sizes and gives the same elements).
+  std::sort(points.begin(), points.end());
+  const size_t n = points.size();
+  Summary s;
+  s.count = n;
+  s.avg = sum / static_cast<double>(n);
+  s.p50 = points[percentileIndex(n, 0.5F)];
+  s.p90 = points[percentileIndex(n, 0.9F)];
+  s.p95 = points[percentileIndex(n, 0.95F)];
+  s.p99 = points[percentileIndex(n, 0.99F)];
+  s.first = timeOfSlot(firstSlot);
+  s.last = timeOfSlot(lastSlot);
+  return s;
 }
 
 size_t MetricCache::retainOwners(const std::set<std::string, std::less<>>& live) {

@@ -5,6 +5,11 @@
 // interval), so a missed round leaves an empty slot (NaN) instead of shifting
 // history, and storage is one float per slot (4 bytes). Memory is bounded and
 // stated: bytesUsed() = Σ series (capacity × 4 + kSeriesOverheadBytes + key bytes).
+// With the defaults (1 s, node 30 min, pods 5 min) a node series is 1,800 slots
+// (7,392 bytes with its overhead) and a pod or container series 300 (1,392 bytes
+// plus its key). Queries hold nothing between calls: a percentile or summary query
+// allocates one transient buffer of at most the ring's capacity (7.2 KB for a node
+// series), freed before it returns, which bytesUsed() does not count.
 //
 // Queries follow koordlet's aggregation (reference koordlet.md §3.1): avg is the
 // mean; pN sorts ascending and takes index int(n × p) − 1 clamped to 0 (no
@@ -29,7 +34,8 @@ namespace koord {
 enum class MetricKind : uint8_t {
   // Node level (owner ""), kept for nodeRetention.
   kNodeCpuCores,
-  kNodeMemoryBytes,
+  kNodeMemoryBytes,               // MemTotal - MemAvailable (koordlet's node_memory_usage)
+  kNodeMemoryWithPageCacheBytes,  // MemTotal - MemFree (node_memory_usage_with_page_cache)
   kSystemCpuCores,
   kSystemMemoryBytes,
   kBeCpuUsageMilli,
@@ -92,6 +98,24 @@ class MetricCache {
   };
   std::optional<Point> latest(const SeriesKey& key) const;
 
+  // Everything NodeMetric reports of one series over [from, to], from one pass and
+  // one sort: the mean, koordlet's percentiles (same index rule as query()) and the
+  // times of the first and last point (slot centres), whose difference is the data
+  // span koordlet's cold-start filter compares with the window. nullopt when none.
+  struct Summary {
+    size_t count = 0;
+    double avg = 0;
+    double p50 = 0;
+    double p90 = 0;
+    double p95 = 0;
+    double p99 = 0;
+    Clock::Monotonic first{};
+    Clock::Monotonic last{};
+    Clock::Monotonic::duration span() const { return last - first; }
+  };
+  std::optional<Summary> summarize(const SeriesKey& key, Clock::Monotonic from,
+                                   Clock::Monotonic to) const;
+
   // Frees every series of owners not in `live` (pods or containers that are gone).
   // Node-level series are never dropped. Returns the number of series freed.
   size_t retainOwners(const std::set<std::string, std::less<>>& live);
@@ -110,6 +134,14 @@ class MetricCache {
     size_t filled = 0;          // non-empty slots, so count needs no scan
   };
   int64_t slotOf(Clock::Monotonic t) const;
+  Clock::Monotonic timeOfSlot(int64_t slot) const;
+  // The filled-or-not slots of a ring inside [from, to]: lo..lo+n-1, n >= 1.
+  struct SlotRange {
+    int64_t lo = 0;
+    uint64_t n = 0;
+  };
+  std::optional<SlotRange> rangeOf(const Ring& ring, Clock::Monotonic from,
+                                   Clock::Monotonic to) const;
 
   struct SeriesKeyView {
     MetricKind kind;

@@ -53,6 +53,12 @@ struct MemInfo {
   uint64_t usedBytes() const {
     return memTotalBytes > memAvailableBytes ? memTotalBytes - memAvailableBytes : 0;
   }
+  // koordlet's node_memory_usage_with_page_cache: MemTotal - MemFree (its page-cache
+  // collector's figure). MemFree is optional in the parser; a meminfo without it
+  // reads as 0 free, so this is then MemTotal: an over- not an under-statement.
+  uint64_t usedWithPageCacheBytes() const {
+    return memTotalBytes > memFreeBytes ? memTotalBytes - memFreeBytes : 0;
+  }
 };
 // Requires MemTotal and MemAvailable (every kernel since 3.14).
 Result<MemInfo> parseMeminfo(std::string_view text);

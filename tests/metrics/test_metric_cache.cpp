@@ -270,6 +270,7 @@ TEST_CASE("node series keep node retention and pod and container series pod rete
   CHECK(cache.capacity(MetricKind::kPodCpuCores) == 300);
   CHECK(cache.capacity(MetricKind::kContainerPsi) == 300);
   CHECK(isNodeLevel(MetricKind::kSystemMemoryBytes));
+  CHECK(isNodeLevel(MetricKind::kNodeMemoryWithPageCacheBytes));
   CHECK_FALSE(isNodeLevel(MetricKind::kPodPsi));
   CHECK_FALSE(isNodeLevel(MetricKind::kContainerMemoryBytes));
 
@@ -433,13 +434,13 @@ TEST_CASE("500 pods of 3 containers stay under 9 MiB at the default config", "[c
   CHECK(cache.bytesUsed() < 9u * 1024 * 1024);
   WARN("500 pods x (3 pod + 3 containers x 3) series: " << cache.bytesUsed() << " bytes");
 
-  // The seven node series add 7 × (1800×4 + 192) = 51744 bytes, still under 9 MiB.
+  // The eight node series add 8 × (1800×4 + 192) = 59136 bytes, still under 9 MiB.
   for (int k = 0; k <= static_cast<int>(MetricKind::kBeCpuRealLimitMilli); ++k) {
     cache.append({static_cast<MetricKind>(k), "", ""}, clock.now(), 1.0);
   }
-  CHECK(cache.bytesUsed() == expected + 51'744);
+  CHECK(cache.bytesUsed() == expected + 59'136);
   CHECK(cache.bytesUsed() < 9u * 1024 * 1024);
-  WARN("with the 7 node series: " << cache.bytesUsed() << " bytes");
+  WARN("with the 8 node series: " << cache.bytesUsed() << " bytes");
 }
 
 TEST_CASE("latest gives the newest point with its slot time, so callers can judge freshness",
@@ -457,4 +458,58 @@ TEST_CASE("latest gives the newest point with its slot time, so callers can judg
   // A later round that produced no sample leaves the newest point where it was.
   CHECK(cache.latest(kNodeCpu)->at == epoch + 5s);
   CHECK_FALSE(cache.latest(kPodCpu).has_value());
+}
+
+TEST_CASE("summarize gives the mean, the percentiles and the data span in one pass", "[cache]") {
+  ManualClock clock;
+  const auto t0 = clock.now();
+  MetricCache cache(defaults(), t0);
+  // 1..100 in a shuffled order (37 is coprime to 100), one a second.
+  appendEverySecond(cache, clock, kNodeCpu, 100, [](int i) { return (i * 37) % 100 + 1.0; });
+
+  auto s = cache.summarize(kNodeCpu, t0, t0 + 99s);
+  REQUIRE(s.has_value());
+  CHECK(s->count == 100);
+  CHECK(s->avg == Approx(50.5));
+  CHECK(s->p50 == 50.0);  // sorted index int(100 × 0.5) − 1 = 49
+  CHECK(s->p90 == 90.0);
+  CHECK(s->p95 == 95.0);
+  CHECK(s->p99 == 99.0);
+  CHECK(s->first == t0);
+  CHECK(s->last == t0 + 99s);
+  CHECK(s->span() == 99s);
+
+  // A missed round inside the window does not shorten the span; one at the edge does.
+  cache.append(kNodeCpu, t0 + 100s, 7.0);  // 101st point
+  auto tail = cache.summarize(kNodeCpu, t0 + 95s, t0 + 200s);
+  REQUIRE(tail.has_value());
+  CHECK(tail->first == t0 + 95s);
+  CHECK(tail->last == t0 + 100s);
+  CHECK(tail->count == 6);
+
+  CHECK_FALSE(cache.summarize(kNodeCpu, t0 + 101s, t0 + 200s).has_value());
+  CHECK_FALSE(cache.summarize(kPodCpu, kForever, kEnd).has_value());
+}
+
+TEST_CASE("summarize agrees with query for every aggregation on uneven windows", "[cache]") {
+  ManualClock clock;
+  const auto t0 = clock.now();
+  MetricCache cache(defaults(), t0);
+  // 2,000 rounds wrap the 1,800-slot ring; every seventh round is missed.
+  for (int i = 0; i < 2000; ++i) {
+    if (i % 7 != 3) cache.append(kNodeCpu, t0 + std::chrono::seconds(i), (i * 7919) % 1013 * 0.5);
+  }
+  for (int len : {1, 2, 7, 13, 100, 299, 1000, 1799, 1800, 5000}) {
+    const auto to = t0 + 1999s;
+    const auto from = to - std::chrono::seconds(len - 1);
+    auto s = cache.summarize(kNodeCpu, from, to);
+    REQUIRE(s.has_value());
+    INFO("window of " << len << " s");
+    CHECK(static_cast<double>(s->count) == q(cache, kNodeCpu, Aggregation::kCount, from, to));
+    CHECK(s->avg == q(cache, kNodeCpu, Aggregation::kAvg, from, to));
+    CHECK(s->p50 == q(cache, kNodeCpu, Aggregation::kP50, from, to));
+    CHECK(s->p90 == q(cache, kNodeCpu, Aggregation::kP90, from, to));
+    CHECK(s->p95 == q(cache, kNodeCpu, Aggregation::kP95, from, to));
+    CHECK(s->p99 == q(cache, kNodeCpu, Aggregation::kP99, from, to));
+  }
 }

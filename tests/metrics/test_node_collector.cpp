@@ -81,6 +81,7 @@ TEST_CASE("the node collector becomes complete on its second round", "[node]") {
   CHECK_FALSE(first.sample.cpuUsedCores.has_value());
   REQUIRE(first.sample.memory.has_value());
   CHECK(first.sample.memory->usedBytes() == 2000000ull * 1024);
+  CHECK(first.sample.memory->usedWithPageCacheBytes() == 7000000ull * 1024);  // Total - Free
   CHECK(first.sample.bootTimeSeconds == 1700000000);
 
   clock.advance(1s);

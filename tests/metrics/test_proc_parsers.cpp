@@ -329,6 +329,8 @@ TEST_CASE("meminfo reads node_exporter's capture in bytes", "[proc_parsers]") {
   CHECK(m.swapTotalBytes == 4194300ull * 1024);
   CHECK(m.swapFreeBytes == 3155360ull * 1024);
   CHECK(m.usedBytes() == (3742148ull - 1000000) * 1024);
+  // koordlet's node_memory_usage_with_page_cache: MemTotal - MemFree.
+  CHECK(m.usedWithPageCacheBytes() == (3742148ull - 225472) * 1024);
 }
 
 TEST_CASE("meminfo reads procfs's capture, which has no swap", "[proc_parsers]") {
@@ -354,6 +356,8 @@ TEST_CASE("meminfo skips lines it does not need, with or without a unit", "[proc
 
   const MemInfo over = valueOf(parseMeminfo("MemTotal: 10 kB\nMemAvailable: 20 kB\n"));
   CHECK(over.usedBytes() == 0);  // never wraps
+  // No MemFree line reads as 0 free: with page cache is then all of MemTotal.
+  CHECK(m.usedWithPageCacheBytes() == 102400);
 }
 
 TEST_CASE("meminfo names the field whose value or unit is wrong", "[proc_parsers]") {
