@@ -1,0 +1,315 @@
+// NodeMetric spec parsing and status building; see node_metric.h for the decisions.
+#include "metrics/node_metric.h"
+
+#include <algorithm>
+#include <ctime>
+#include <limits>
+#include <tuple>
+
+#include "base/duration.h"
+#include "kube/json_type.h"
+#include "metrics/quantity_format.h"
+
+namespace koord {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPolicyPath = "spec.metricCollectPolicy";
+// The most seconds a std::chrono::nanoseconds holds: larger values would overflow
+// every time computation downstream (koordlet's time.Duration overflows silently).
+constexpr int64_t kMaxSpecSeconds = std::numeric_limits<int64_t>::max() / 1'000'000'000;
+
+// The member, or nullptr when absent or null (both mean "use the default").
+const json* member(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+struct Parser {
+  std::string prefix;  // "NodeMetric <name>: "
+
+  Error fail(const std::string& field, const std::string& what) const {
+    return makeError(prefix + field + ": " + what);
+  }
+  Error wrongType(const std::string& field, const char* expected, const json& got) const {
+    return fail(field, std::string("expected ") + expected + ", got " + jsonTypeName(got));
+  }
+
+  // An integer in int64 range, raised to `minimum` with a note.
+  Status seconds(const json& policy, const char* key, int64_t minimum, std::chrono::seconds& out,
+                 std::vector<std::string>& notes) const {
+    const json* v = member(policy, key);
+    if (v == nullptr) return Ok{};
+    const std::string field = std::string(kPolicyPath) + "." + key;
+    // Go's json into *int64 refuses 60.0 as well as 60.5 and "60".
+    if (!v->is_number_integer()) return wrongType(field, "an integer", *v);
+    if (v->is_number_unsigned() &&
+        v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return fail(field, "out of int64 range: " + v->dump());
+    }
+    int64_t value = v->get<int64_t>();
+    if (value > kMaxSpecSeconds) {
+      notes.push_back(field + " " + std::to_string(value) + " is over " +
+                      std::to_string(kMaxSpecSeconds) + " (292 years); using that");
+      value = kMaxSpecSeconds;
+    }
+    if (value < minimum) {
+      notes.push_back(field + " " + std::to_string(value) + " is under the minimum " +
+                      std::to_string(minimum) + "; using " + std::to_string(minimum));
+      value = minimum;
+    }
+    out = std::chrono::seconds(value);
+    return Ok{};
+  }
+
+  Status durations(const json& policy, std::vector<std::chrono::nanoseconds>& out) const {
+    const json* agg = member(policy, "nodeAggregatePolicy");
+    if (agg == nullptr) return Ok{};
+    const std::string aggField = std::string(kPolicyPath) + ".nodeAggregatePolicy";
+    if (!agg->is_object()) return wrongType(aggField, "an object", *agg);
+    const json* list = member(*agg, "durations");
+    if (list == nullptr) return Ok{};
+    const std::string listField = aggField + ".durations";
+    if (!list->is_array()) return wrongType(listField, "an array", *list);
+    std::vector<std::chrono::nanoseconds> parsed;
+    parsed.reserve(list->size());
+    for (size_t i = 0; i < list->size(); ++i) {
+      const json& item = (*list)[i];
+      const std::string field = listField + "[" + std::to_string(i) + "]";
+      if (!item.is_string()) return wrongType(field, "a string", item);
+      auto d = parseGoDuration(item.get_ref<const std::string&>());
+      if (!d) return fail(field, d.error().message);
+      if (d->count() <= 0)
+        return fail(field, "must be positive, got \"" + item.get<std::string>() + "\"");
+      parsed.push_back(*d);
+    }
+    out = std::move(parsed);  // an explicit [] means no aggregated usages, as in koordlet
+    return Ok{};
+  }
+
+  Status memoryPolicy(const json& policy, NodeMemoryPolicy& out,
+                      std::vector<std::string>& notes) const {
+    const json* v = member(policy, "nodeMemoryCollectPolicy");
+    if (v == nullptr) return Ok{};
+    const std::string field = std::string(kPolicyPath) + ".nodeMemoryCollectPolicy";
+    if (!v->is_string()) return wrongType(field, "a string", *v);
+    const auto& text = v->get_ref<const std::string&>();
+    if (text == "usageWithoutPageCache") {
+      out = NodeMemoryPolicy::kWithoutPageCache;
+    } else if (text == "usageWithPageCache") {
+      out = NodeMemoryPolicy::kWithPageCache;
+    } else if (text == "usageWithHotPageCache") {
+      out = NodeMemoryPolicy::kWithHotPageCache;
+      notes.push_back(field +
+                      " usageWithHotPageCache: hot page cache is not collected (no kidled); "
+                      "node memory is reported without page cache");
+    } else {
+      out = NodeMemoryPolicy::kWithoutPageCache;
+      notes.push_back(field + " \"" + text + "\" is unknown; using usageWithoutPageCache");
+    }
+    return Ok{};
+  }
+};
+
+}  // namespace
+
+Result<NodeMetricSpec> parseNodeMetricSpec(const json& object) {
+  if (!object.is_object()) {
+    return makeError(std::string("NodeMetric: expected an object, got ") + jsonTypeName(object));
+  }
+  std::string name = "(unnamed)";
+  if (const json* meta = member(object, "metadata"); meta && meta->is_object()) {
+    if (const json* n = member(*meta, "name"); n && n->is_string()) name = n->get<std::string>();
+  }
+  const Parser p{"NodeMetric " + name + ": "};
+
+  NodeMetricSpec spec;
+  const json* s = member(object, "spec");
+  if (s == nullptr) return spec;
+  if (!s->is_object()) return p.wrongType("spec", "an object", *s);
+  const json* policy = member(*s, "metricCollectPolicy");
+  if (policy == nullptr) return spec;
+  if (!policy->is_object()) return p.wrongType(kPolicyPath, "an object", *policy);
+
+  if (auto st = p.seconds(*policy, "aggregateDurationSeconds", kMinAggregateDurationSeconds,
+                          spec.aggregateDuration, spec.adjustments);
+      !st) {
+    return st.error();
+  }
+  if (auto st = p.seconds(*policy, "reportIntervalSeconds", kMinReportIntervalSeconds,
+                          spec.reportInterval, spec.adjustments);
+      !st) {
+    return st.error();
+  }
+  if (auto st = p.durations(*policy, spec.aggregateDurations); !st) return st.error();
+  if (auto st = p.memoryPolicy(*policy, spec.memoryPolicy, spec.adjustments); !st) {
+    return st.error();
+  }
+  return spec;
+}
+
+MetricKind nodeMemoryKind(NodeMemoryPolicy policy) {
+  switch (policy) {
+    case NodeMemoryPolicy::kWithPageCache:
+      return MetricKind::kNodeMemoryWithPageCacheBytes;
+    case NodeMemoryPolicy::kWithoutPageCache:
+    case NodeMemoryPolicy::kWithHotPageCache:  // not collected: see node_metric.h
+      return MetricKind::kNodeMemoryBytes;
+  }
+  return MetricKind::kNodeMemoryBytes;
+}
+
+const char* toString(NodeMemoryPolicy policy) {
+  switch (policy) {
+    case NodeMemoryPolicy::kWithoutPageCache:
+      return "usageWithoutPageCache";
+    case NodeMemoryPolicy::kWithPageCache:
+      return "usageWithPageCache";
+    case NodeMemoryPolicy::kWithHotPageCache:
+      return "usageWithHotPageCache";
+  }
+  return "?";
+}
+
+std::string formatRfc3339Utc(Clock::Wall t) {
+  const auto secs = std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
+  const auto tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+
+// {"resources": {"cpu": ..., "memory": ...}}: a ResourceMap.
+json resourceMap(double cpuCores, double memoryBytes) {
+  return json{{"resources",
+               {{"cpu", formatMilliQuantityDecimalSI(milliFromCores(cpuCores))},
+                {"memory", formatQuantityBinarySI(truncateToInt64(memoryBytes))}}}};
+}
+
+// The start of a window of length d ending at now; saturates instead of wrapping
+// (the cache reads Monotonic::min() as "since forever").
+Clock::Monotonic windowStart(Clock::Monotonic now, std::chrono::nanoseconds d) {
+  using Rep = Clock::Monotonic::duration;
+  const auto dn = std::chrono::duration_cast<Rep>(d).count();
+  Rep::rep start = 0;
+  if (__builtin_sub_overflow(now.time_since_epoch().count(), dn, &start)) {
+    return Clock::Monotonic::min();
+  }
+  return Clock::Monotonic(Rep(start));
+}
+
+struct SeriesPair {
+  MetricKind cpu;
+  MetricKind memory;
+};
+
+// Mean of both series over [from, now], or {} when either has no point.
+json averageUsage(const MetricCache& cache, const std::string& owner, SeriesPair kinds,
+                  Clock::Monotonic from, Clock::Monotonic now) {
+  const auto cpu = cache.query({kinds.cpu, owner, ""}, Aggregation::kAvg, from, now);
+  if (!cpu) return json::object();
+  const auto mem = cache.query({kinds.memory, owner, ""}, Aggregation::kAvg, from, now);
+  if (!mem) return json::object();
+  return resourceMap(*cpu, *mem);
+}
+
+json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
+                      const std::vector<std::chrono::nanoseconds>& durations,
+                      Clock::Monotonic now) {
+  json list = json::array();
+  for (const auto d : durations) {
+    const Clock::Monotonic from = windowStart(now, d);
+    const auto cpu = cache.summarize({kinds.cpu, "", ""}, from, now);
+    const auto mem = cache.summarize({kinds.memory, "", ""}, from, now);
+    // koordlet: cold when span.Seconds() < window.Seconds() * 0.5.
+    const bool cold = !cpu || !mem ||
+                      std::chrono::duration<double>(cpu->span()).count() <
+                          std::chrono::duration<double>(d).count() * 0.5;
+    json usage = json::object();
+    if (cold) {
+      for (const char* key : {"avg", "p50", "p90", "p95", "p99"}) usage[key] = json::object();
+    } else {
+      usage["avg"] = resourceMap(cpu->avg, mem->avg);
+      usage["p50"] = resourceMap(cpu->p50, mem->p50);
+      usage["p90"] = resourceMap(cpu->p90, mem->p90);
+      usage["p95"] = resourceMap(cpu->p95, mem->p95);
+      usage["p99"] = resourceMap(cpu->p99, mem->p99);
+    }
+    list.push_back(json{{"duration", formatGoDuration(d)}, {"usage", std::move(usage)}});
+  }
+  return list;
+}
+
+// koordinator's GetPodPriorityClassWithDefault: the class (label, else spec.priority
+// range), else from the QoS with its default.
+PriorityClass priorityWithDefault(const Pod& pod) {
+  if (pod.priorityClass != PriorityClass::kNone) return pod.priorityClass;
+  switch (pod.qosWithDefault()) {
+    case KoordQos::kSystem:
+    case KoordQos::kLSE:
+    case KoordQos::kLSR:
+    case KoordQos::kLS:
+      return PriorityClass::kProd;
+    case KoordQos::kBE:
+      return PriorityClass::kBatch;
+    case KoordQos::kNone:
+      return PriorityClass::kNone;
+  }
+  return PriorityClass::kNone;
+}
+
+json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::Monotonic from,
+                Clock::Monotonic now) {
+  std::vector<const Pod*> order;
+  order.reserve(pods.size());
+  for (const Pod& pod : pods) order.push_back(&pod);
+  std::sort(order.begin(), order.end(), [](const Pod* a, const Pod* b) {
+    return std::tie(a->ns, a->name, a->uid) < std::tie(b->ns, b->name, b->uid);
+  });
+
+  json list = json::array();
+  for (const Pod* pod : order) {
+    json usage = averageUsage(cache, pod->uid,
+                              {MetricKind::kPodCpuCores, MetricKind::kPodMemoryBytes}, from, now);
+    if (usage.empty()) continue;  // no samples in the window: skipped, as koordlet
+    json entry = json::object();
+    entry["namespace"] = pod->ns;
+    entry["name"] = pod->name;
+    if (const char* p = toString(priorityWithDefault(*pod)); *p != '\0') entry["priority"] = p;
+    if (const char* q = toString(pod->qosWithDefault()); *q != '\0') entry["qos"] = q;
+    entry["podUsage"] = std::move(usage);
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+}  // namespace
+
+json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
+                           const NodeMetricSpec& spec, Clock::Monotonic now, Clock::Wall wallNow) {
+  const SeriesPair node{MetricKind::kNodeCpuCores, nodeMemoryKind(spec.memoryPolicy)};
+  const SeriesPair system{MetricKind::kSystemCpuCores, MetricKind::kSystemMemoryBytes};
+  const Clock::Monotonic from = windowStart(now, spec.aggregateDuration);
+
+  json nodeMetric = json::object();
+  nodeMetric["nodeUsage"] = averageUsage(cache, "", node, from, now);
+  nodeMetric["aggregatedNodeUsages"] = aggregatedUsages(cache, node, spec.aggregateDurations, now);
+  nodeMetric["systemUsage"] = averageUsage(cache, "", system, from, now);
+  nodeMetric["aggregatedSystemUsages"] =
+      aggregatedUsages(cache, system, spec.aggregateDurations, now);
+
+  json status = json::object();
+  status["updateTime"] = formatRfc3339Utc(wallNow);
+  status["nodeMetric"] = std::move(nodeMetric);
+  status["podsMetric"] = podsMetric(cache, pods, from, now);
+  return status;
+}
+
+}  // namespace koord
