@@ -61,6 +61,7 @@ bench: build
 	./$(BUILD)/bench/suppress_latency $(BUILD)/agent/koordlet $${STEPS:-10}
 	./$(BUILD)/bench/qos_reconcile 500 20
 	./$(BUILD)/bench/nri_roundtrip 10000 500
+	./$(BUILD)/bench/node_metric_bench 20 110 500
 
 # Rewrites README's generated flag and metric reference from the code.
 docs: build
