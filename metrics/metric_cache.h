@@ -1,5 +1,6 @@
-// MetricCache: the samples the QoS manager decides from, in fixed-size in-memory
-// rings, one per series, sized from retention / collection interval.
+// MetricCache: the samples the QoS manager decides from and the NodeMetric status
+// reports (metrics/node_metric.h), in fixed-size in-memory rings, one per series,
+// sized from retention / collection interval.
 //
 // A ring is indexed by time slot, not by arrival: slot = round((t - epoch) /
 // interval), so a missed round leaves an empty slot (NaN) instead of shifting
