@@ -329,6 +329,9 @@ void Agent::cacheNode(const NodeSample& s) {
   if (s.memory) {
     cache_.append({MetricKind::kNodeMemoryBytes, "", ""}, s.at,
                   static_cast<double>(s.memory->usedBytes()));
+    // NodeMetric's usageWithPageCache policy (MemTotal - MemFree).
+    cache_.append({MetricKind::kNodeMemoryWithPageCacheBytes, "", ""}, s.at,
+                  static_cast<double>(s.memory->usedWithPageCacheBytes()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
 
 #include "agent/agent.h"
+#include "metrics/node_metric.h"
 #include "qos/node_overrides.h"
 
 namespace koord {
@@ -21,6 +22,20 @@ Status Agent::startCluster() {
   cluster_ = std::make_unique<ClusterLink>(io_, std::move(**api), opts_, *clock_, failures_);
   cluster_->onNode([this](const std::optional<nlohmann::json>& n) { applyNode(n); });
   cluster_->onNodeSlo([this](const std::optional<nlohmann::json>& s) { applyNodeSlo(s); });
+  if (opts_.enableNodeMetricReport) {
+    cluster_->reportNodeMetric(
+        [this](const nlohmann::json& nodeMetric) -> Result<nlohmann::json> {
+          auto spec = parseNodeMetricSpec(nodeMetric);
+          if (!spec.ok()) return spec.error();
+          return buildNodeMetricStatus(cache_, informer_.pods(), *spec, clock_->now(),
+                                       clock_->wallNow());
+        },
+        [](const nlohmann::json& nodeMetric) {
+          auto spec = parseNodeMetricSpec(nodeMetric);
+          return spec.ok() ? spec->reportInterval
+                           : std::chrono::seconds(kDefaultReportIntervalSeconds);
+        });
+  }
   return Ok{};
 }
 

@@ -1,6 +1,8 @@
 // NodeMetric spec parsing and status building; see node_metric.h for the decisions.
 #include "metrics/node_metric.h"
 
+#include "base/time_format.h"
+
 #include <algorithm>
 #include <ctime>
 #include <limits>
@@ -174,16 +176,6 @@ const char* toString(NodeMemoryPolicy policy) {
   return "?";
 }
 
-std::string formatRfc3339Utc(Clock::Wall t) {
-  const auto secs = std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
-  const auto tt = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 namespace {
 
 // {"resources": {"cpu": ..., "memory": ...}}: a ResourceMap.
@@ -306,7 +298,7 @@ json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pod
       aggregatedUsages(cache, system, spec.aggregateDurations, now);
 
   json status = json::object();
-  status["updateTime"] = formatRfc3339Utc(wallNow);
+  status["updateTime"] = rfc3339(wallNow);
   status["nodeMetric"] = std::move(nodeMetric);
   status["podsMetric"] = podsMetric(cache, pods, from, now);
   return status;

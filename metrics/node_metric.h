@@ -109,7 +109,4 @@ nlohmann::json buildNodeMetricStatus(const MetricCache& cache, const std::vector
                                      const NodeMetricSpec& spec, Clock::Monotonic now,
                                      Clock::Wall wallNow);
 
-// RFC3339 in UTC to the second, "2026-11-24T11:50:00Z" (metav1.Time's JSON).
-std::string formatRfc3339Utc(Clock::Wall t);
-
 }  // namespace koord

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/time_format.h"
 #include "kube/pod.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_metric.h"
@@ -397,8 +398,8 @@ TEST_CASE("an empty cache gives empty maps, empty lists and the update time", "[
 
 TEST_CASE("updateTime is RFC3339 UTC truncated to the second", "[nodemetric]") {
   const Clock::Wall t{std::chrono::seconds(1'764'000'000) + std::chrono::milliseconds(999)};
-  CHECK(formatRfc3339Utc(t) == "2025-11-24T16:00:00Z");
-  CHECK(formatRfc3339Utc(Clock::Wall{}) == "1970-01-01T00:00:00Z");
+  CHECK(rfc3339(t) == "2025-11-24T16:00:00Z");
+  CHECK(rfc3339(Clock::Wall{}) == "1970-01-01T00:00:00Z");
 }
 
 TEST_CASE("an absurd aggregate duration saturates to since-forever, not a wrapped window",
