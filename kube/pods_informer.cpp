@@ -2,23 +2,6 @@
 
 namespace koord {
 
-std::string transportErrorClass(const Error& error) {
-  std::string_view m = error.message;
-  // "GET https://10.0.0.5:10250/pods/: connect 10.0.0.5:10250: Connection refused":
-  // the step follows the first ": " (a URL holds ':' but never ": ").
-  if (const size_t at = m.find(": "); at != std::string_view::npos) m.remove_prefix(at + 2);
-  auto starts = [m](std::string_view p) { return m.substr(0, p.size()) == p; };
-  if (starts("timed out")) return "timeout";
-  if (starts("resolve ")) return "dns";
-  if (starts("connect ")) return "connect";
-  if (starts("TLS") || starts("CA file")) return "tls";
-  if (starts("token file")) return "token";
-  if (starts("reply larger") || starts("reply header larger")) return "too_large";
-  if (starts("malformed reply")) return "malformed";
-  if (starts("send request") || starts("read reply") || starts("reply cut off")) return "io";
-  return "other";
-}
-
 PodsInformer::PodsInformer(boost::asio::io_context& io, KubeletClient& client,
                            std::chrono::nanoseconds interval, const Clock& clock,
                            FailureLog& failures)

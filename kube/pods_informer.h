@@ -16,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "kube/http_client.h"  // transportErrorClass, for the code label
 #include "kube/kubelet_client.h"
 #include "kube/pod.h"
 
@@ -23,19 +24,14 @@ namespace koord {
 
 // One request, for the koordlet_kubelet_request_* metrics.
 struct KubeletRequestRecord {
-  // HTTP status, or when no reply arrived why not (transportErrorClass): koordlet
-  // records no sample then; a class keeps the label short and bounded.
+  // HTTP status, or when no reply arrived why not (transportErrorClass, in
+  // kube/http_client.h): koordlet records no sample then; a class keeps the label
+  // short and bounded.
   std::string code;
   double seconds = 0;  // wall time of the request
   // "" on success, else why the reply was refused: transport, status, invalid, empty.
   std::string failure;
 };
-
-// The class of a KubeletClient error (no HTTP reply), for the code label:
-// "timeout", "dns", "connect", "tls" (handshake, verification, CA file), "token"
-// (the bearer token file), "io" (send, read, cut off), "too_large", "malformed",
-// else "other". Reads the step KubeletClient names after "GET <url>: ".
-std::string transportErrorClass(const Error& error);
 
 class PodsInformer {
  public:
