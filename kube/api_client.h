@@ -12,7 +12,10 @@
 //
 // Every finished request is counted by verb, resource and code (the HTTP status,
 // or the transport error's class when no reply came: "timeout", "connect",
-// "tls", ...), for koordlet_kube_api_requests_total.
+// "tls", ..., see transportErrorClass in kube/http_client.h), for
+// koordlet_kube_api_requests_total. A watch is counted once, as "WATCH", when its
+// reply header arrives (or when it fails before one); a cancelled request is not
+// counted.
 //
 // Many requests may be in flight at once (three watches and a status update);
 // each has its own connection. Callbacks run on the loop thread, exactly once,
@@ -69,11 +72,12 @@ struct WatchHandlers {
   // The reply's status line arrived. A non-200 watch delivers its (Status) body
   // through onData and ends.
   std::function<void(unsigned status, std::optional<std::chrono::seconds> retryAfter)> onOpen;
-  // Body bytes as they arrive (chunked framing removed). Return false to stop.
+  // Body bytes as they arrive (chunked framing removed), in pieces of any size (an
+  // event may span pieces). Return false to stop: the stream ends as by cancel().
   std::function<bool(std::string_view bytes)> onData;
   // The stream ended: Ok when the server ended it cleanly (a watch's timeout), an
   // error when it was cut, timed out (idle), or failed before a reply. Not called
-  // after cancel().
+  // after cancel() or after onData returned false.
   std::function<void(Status end)> onEnd;
 };
 
