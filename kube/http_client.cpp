@@ -36,6 +36,7 @@
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <exception>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -134,7 +135,8 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     if (p_.streamed) {
       streamed_.emplace();
       streamed_->header_limit(kMaxHeaderBytes);
-      streamed_->body_limit(boost::none);  // a watch has no end
+      // A watch has no end. (Boost 1.74's body_limit takes a number; no "none".)
+      streamed_->body_limit(std::numeric_limits<std::uint64_t>::max());
     } else {
       whole_.emplace();
       whole_->header_limit(kMaxHeaderBytes);

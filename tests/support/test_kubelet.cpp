@@ -7,15 +7,7 @@
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
 
-#include <openssl/conf.h>  // before x509v3.h, which declares the nconf functions under it
-#include <openssl/ec.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <array>
@@ -35,6 +27,7 @@
 #include <type_traits>
 
 #include "tests/support/temp_tree.h"
+#include "tests/support/test_certs.h"
 
 namespace koord::test {
 namespace {
@@ -46,98 +39,6 @@ namespace http = boost::beast::http;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
 using Behaviour = TestKubelet::Behaviour;
-
-// ---- Certificates ----
-
-struct OpenSslFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-  void operator()(X509* p) const { X509_free(p); }
-  void operator()(BIO* p) const { BIO_free(p); }
-  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
-};
-using KeyPtr = std::unique_ptr<EVP_PKEY, OpenSslFree>;
-using CertPtr = std::unique_ptr<X509, OpenSslFree>;
-using BioPtr = std::unique_ptr<BIO, OpenSslFree>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, OpenSslFree>;
-
-[[noreturn]] void openSslFailed(const std::string& what) {
-  char reason[256] = "unknown error";
-  if (const unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, reason, sizeof reason);
-  throw std::runtime_error("test kubelet: " + what + ": " + reason);
-}
-
-struct Identity {
-  KeyPtr key;
-  CertPtr cert;
-};
-
-void addExtension(X509* cert, X509V3_CTX* ctx, int nid, const char* value) {
-  ExtPtr ext(X509V3_EXT_nconf_nid(nullptr, ctx, nid, value));
-  if (!ext || X509_add_ext(cert, ext.get(), -1) != 1) {
-    openSslFailed(std::string("extension ") + OBJ_nid2sn(nid) + "=" + value);
-  }
-}
-
-// A CA when issuer is null (self-signed), else a server certificate for 127.0.0.1
-// and localhost signed by issuer.
-Identity makeIdentity(const std::string& commonName, const Identity* issuer) {
-  Identity id{KeyPtr(EVP_EC_gen("P-256")), CertPtr(X509_new())};
-  if (!id.key || !id.cert) openSslFailed("EC key for " + commonName);
-  X509* cert = id.cert.get();
-  uint64_t serial = 0;
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&serial), sizeof serial) != 1) {
-    openSslFailed("serial");
-  }
-  X509_NAME* subject = X509_get_subject_name(cert);
-  const bool ok = X509_set_version(cert, X509_VERSION_3) == 1 &&
-                  ASN1_INTEGER_set_uint64(X509_get_serialNumber(cert), serial >> 1) == 1 &&
-                  X509_gmtime_adj(X509_getm_notBefore(cert), -3600) != nullptr &&  // clock skew
-                  X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600) != nullptr &&
-                  X509_NAME_add_entry_by_txt(
-                      subject, "CN", MBSTRING_ASC,
-                      reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1, 0) == 1 &&
-                  X509_set_issuer_name(
-                      cert, issuer ? X509_get_subject_name(issuer->cert.get()) : subject) == 1 &&
-                  X509_set_pubkey(cert, id.key.get()) == 1;
-  if (!ok) openSslFailed("certificate fields for " + commonName);
-
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, issuer ? issuer->cert.get() : cert, cert, nullptr, nullptr, 0);
-  addExtension(cert, &ctx, NID_subject_key_identifier, "hash");
-  if (issuer == nullptr) {
-    addExtension(cert, &ctx, NID_basic_constraints, "critical,CA:TRUE");
-    addExtension(cert, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign");
-  } else {
-    addExtension(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE");
-    addExtension(cert, &ctx, NID_key_usage, "critical,digitalSignature");
-    addExtension(cert, &ctx, NID_ext_key_usage, "serverAuth");
-    addExtension(cert, &ctx, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
-    addExtension(cert, &ctx, NID_authority_key_identifier, "keyid:always");
-  }
-  EVP_PKEY* signer = issuer ? issuer->key.get() : id.key.get();
-  if (X509_sign(cert, signer, EVP_sha256()) <= 0) openSslFailed("signing " + commonName);
-  return id;
-}
-
-template <typename WritePem>
-std::string toPem(WritePem write) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || write(bio.get()) != 1) openSslFailed("PEM encoding");
-  char* data = nullptr;
-  const long size = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(size));
-}
-
-std::string certPem(const Identity& id) {
-  return toPem([&](BIO* bio) { return PEM_write_bio_X509(bio, id.cert.get()); });
-}
-
-std::string keyPem(const Identity& id) {
-  return toPem([&](BIO* bio) {
-    return PEM_write_bio_PrivateKey(bio, id.key.get(), nullptr, nullptr, 0, nullptr, nullptr);
-  });
-}
 
 // ---- Server ----
 
@@ -380,21 +281,19 @@ TestKubelet::TestKubelet() : TestKubelet(Options{}) {}
 TestKubelet::TestKubelet(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& s = *impl_;
   if (s.options.tls) {
-    const Identity ca = makeIdentity("test-kubelet-ca", nullptr);
-    const Identity server = makeIdentity("test-kubelet", &ca);
-    const Identity otherCa = makeIdentity("unrelated-ca", nullptr);
+    const TestCa ca("test-kubelet-ca");
+    const PemPair server = ca.issueServer("test-kubelet");
+    const TestCa otherCa("unrelated-ca");
     s.dir.emplace();
-    s.dir->write("ca.crt", certPem(ca));
-    s.dir->write("other-ca.crt", certPem(otherCa));
+    s.dir->write("ca.crt", ca.certPem());
+    s.dir->write("other-ca.crt", otherCa.certPem());
     s.caFile = s.dir->path("ca.crt");
     s.otherCaFile = s.dir->path("other-ca.crt");
 
     s.tls.emplace(ssl::context::tls_server);
-    const std::string cert = certPem(server);
-    const std::string key = keyPem(server);
     error_code ec;
-    s.tls->use_certificate_chain(net::buffer(cert), ec);
-    if (!ec) s.tls->use_private_key(net::buffer(key), ssl::context::pem, ec);
+    s.tls->use_certificate_chain(net::buffer(server.cert), ec);
+    if (!ec) s.tls->use_private_key(net::buffer(server.key), ssl::context::pem, ec);
     if (ec) throw std::runtime_error("test kubelet: server certificate: " + ec.message());
   }
   const tcp::endpoint endpoint(net::ip::make_address(s.options.address), 0);

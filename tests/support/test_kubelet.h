@@ -7,9 +7,9 @@
 // benchmark can swap the body (a synthetic 500-pod PodList) while it runs.
 //
 // For HTTPS it generates, at construction, a throw-away CA and a server certificate
-// signed by it (subjectAltName IP:127.0.0.1, DNS:localhost; EC P-256, valid one
-// day), with the OpenSSL C API: no files shipped, no openssl CLI. caFile() is that
-// CA's PEM; otherCaFile() is an unrelated CA, which must fail verification.
+// signed by it (tests/support/test_certs: subjectAltName IP:127.0.0.1, localhost).
+// caFile() is that CA's PEM; otherCaFile() is an unrelated CA, which must fail
+// verification.
 //
 // Set-up failures (bind, key generation) throw: this is test code.
 #pragma once
