@@ -156,6 +156,7 @@ TEST_CASE("a GET over HTTPS carries the bearer token, the user agent and Accept 
   CHECK(requests[0].header("accept") == "application/json");
   CHECK(requests[0].header("host") == "127.0.0.1:" + std::to_string(server.port()));
   CHECK(requests[0].header("content-type").empty());
+  CHECK(requests[0].serverName.empty());  // no SNI for an IP address (RFC 6066)
   CHECK(countOf(client, "GET", "nodes", "200") == 1);
 }
 
@@ -428,6 +429,40 @@ TEST_CASE("cancel suppresses every callback of a request, a watch and a throttle
   CHECK_FALSE(w.end.has_value());
   CHECK(server.requests().size() == 2);
   CHECK(countOf(client, "GET", "nodes", "200") == 0);
+}
+
+TEST_CASE("requests run concurrently, each on its own connection", "[api-client]") {
+  TestHttpServer server;
+  // Never answers: a client sending one request at a time would stop at the first.
+  server.setHandler([](const TestHttpServer::Request&) {
+    return TestHttpServer::Reply{{}, 0ms, true};
+  });
+  net::io_context io;
+  ManualClock clock;
+  ApiClient client(io, configFor(server), clock);
+  int called = 0;
+  for (int i = 0; i < 4; ++i) {
+    client.send(get("/api/v1/nodes/n" + std::to_string(i), "nodes"), [&](Reply) { ++called; });
+  }
+  REQUIRE(runUntil(io, [&] { return server.requests().size() == 4; }));
+  client.cancelAll();
+  CHECK(runsOutOfWork(io));
+  CHECK(called == 0);
+}
+
+TEST_CASE("a host name is resolved, sent as SNI and verified against the DNS names",
+          "[api-client]") {
+  TestHttpServer server({.tls = true});
+  ApiClientConfig config = configFor(server);
+  config.api.server = "https://localhost:" + std::to_string(server.port());
+  net::io_context io;
+  ManualClock clock;
+  ApiClient client(io, config, clock);
+  const Reply reply = sendOnce(io, client, get("/api", "api"));
+  INFO(errorOf(reply));
+  REQUIRE(reply.ok());
+  CHECK(server.requests().at(0).header("host") == "localhost:" + std::to_string(server.port()));
+  CHECK(server.requests().at(0).serverName == "localhost");
 }
 
 TEST_CASE("destroying the client abandons its requests without callbacks", "[api-client]") {

@@ -108,6 +108,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       r.headers[lower(field.name_string())] = std::string(field.value());
     }
     r.body = req_.body();
+    if constexpr (kTls) {
+      const char* sni = SSL_get_servername(stream_.native_handle(), TLSEXT_NAMETYPE_host_name);
+      if (sni != nullptr) r.serverName = sni;
+    }
     TestHttpServer::Handler handler;
     {
       std::lock_guard lock(shared_->mu);

@@ -36,6 +36,7 @@ class TestHttpServer {
     std::string target;
     std::map<std::string, std::string> headers;  // names lower-cased
     std::string body;
+    std::string serverName;  // TLS SNI, "" without
     // "" when absent. name lower-case.
     std::string header(const std::string& name) const;
   };
