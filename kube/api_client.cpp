@@ -97,6 +97,11 @@ bool validPath(const std::string& path) {
   });
 }
 
+bool validVerb(const std::string& verb) {
+  return !verb.empty() &&
+         std::all_of(verb.begin(), verb.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
 TlsSettings tlsSettings(const ApiConfig& api) {
   TlsSettings s;
   s.skipVerify = api.insecureSkipTlsVerify;
@@ -195,6 +200,7 @@ Result<std::pair<HttpTarget, HttpRequest>> ApiClient::Impl::prepare(const Pendin
   auto failed = [&what](const Error& e) { return makeError(what + ": " + e.message, e.sysErrno); };
   if (!url.ok()) return failed(url.error());
   if (!validPath(p.request.path)) return makeError(what + ": invalid path", EINVAL);
+  if (!validVerb(method)) return makeError(what + ": invalid verb", EINVAL);
   HttpTarget target;
   target.host = url->host;
   target.port = url->port;
@@ -228,7 +234,9 @@ void ApiClient::Impl::launch(RequestId id) {
   auto it = pending.find(id);
   if (it == pending.end()) return;
   Pending& p = it->second;
-  const std::string verb = p.streamed ? "WATCH" : p.request.verb;
+  // The metric label: a verb that cannot go on a request line is not echoed into it.
+  const std::string verb =
+      p.streamed ? "WATCH" : (validVerb(p.request.verb) ? p.request.verb : "INVALID");
   const std::string resource = p.request.resource;
   auto prepared = prepare(p);
   if (!prepared.ok()) {

@@ -14,9 +14,10 @@
 //
 // Errors are values whose text names the request and the step, and whose step
 // prefix transportErrorClass() turns into a metric label: "GET https://h:443/p:
-// connect h:443: Connection refused", "...: timed out after 3s connecting", "...:
-// TLS handshake with h:443: ...", "...: reply larger than N bytes", "...: reply cut
-// off: ...". Credentials are the callers' (kube/http_credentials).
+// connect h:443: Connection refused", "...: timed out after 3s connecting" (a
+// stream: "timed out after 30s idle, reading the reply"), "...: TLS handshake with
+// h:443: ...", "...: reply larger than N bytes", "...: reply cut off: ...".
+// Credentials are the callers' (kube/http_credentials).
 #pragma once
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this first.

@@ -539,6 +539,9 @@ TEST_CASE("requests are counted by verb, resource and status or error class", "[
   CHECK(sendOnce(io, client, patch).ok());
   const Reply bad = sendOnce(io, client, get("/api/v1/nodes/a b", "nodes"));
   CHECK_THAT(errorOf(bad), Contains("invalid path"));
+  ApiRequest badVerb = get("/api/v1/nodes/n1", "nodes");
+  badVerb.verb = "GET /x HTTP/1.1\r\n";
+  CHECK_THAT(errorOf(sendOnce(io, client, badVerb)), Contains("invalid verb"));
 
   ApiClientConfig refusedConfig;
   refusedConfig.api.server = "http://127.0.0.1:" + std::to_string(unusedPort());
@@ -547,10 +550,9 @@ TEST_CASE("requests are counted by verb, resource and status or error class", "[
   CHECK_THAT(errorOf(noServer), Contains("connect 127.0.0.1:"));
 
   const std::map<ApiClient::CountKey, uint64_t> expected = {
-      {{"GET", "nodes", "200"}, 2},
-      {{"GET", "nodes", "404"}, 1},
-      {{"PATCH", "nodes/status", "200"}, 1},
-      {{"GET", "nodes", "other"}, 1},
+      {{"GET", "nodes", "200"}, 2},          {{"GET", "nodes", "404"}, 1},
+      {{"PATCH", "nodes/status", "200"}, 1}, {{"GET", "nodes", "other"}, 1},
+      {{"INVALID", "nodes", "other"}, 1},
   };
   CHECK(client.counts() == expected);
   CHECK(refused.counts() ==
