@@ -559,6 +559,30 @@ TEST_CASE("requests are counted by verb, resource and status or error class", "[
         std::map<ApiClient::CountKey, uint64_t>{{{"GET", "pods", "connect"}, 1}});
 }
 
+TEST_CASE("a request past its deadline or its size cap fails, counted as timeout and too_large",
+          "[api-client]") {
+  TestHttpServer server;
+  server.setHandler([](const TestHttpServer::Request& r) {
+    if (r.target == "/slow") {  // the head, then nothing
+      return TestHttpServer::Reply{{TestHttpServer::chunkedHead(200)}, 0ms, true};
+    }
+    return TestHttpServer::reply(200, std::string(100, 'x'));
+  });
+  ApiClientConfig config = configFor(server);
+  config.timeout = 300ms;
+  config.maxBodyBytes = 10;
+  net::io_context io;
+  ManualClock clock;
+  ApiClient client(io, config, clock);
+
+  const Reply slow = sendOnce(io, client, get("/slow", "slow"));
+  CHECK_THAT(errorOf(slow), Contains("timed out after 300ms reading the reply"));
+  const Reply big = sendOnce(io, client, get("/big", "big"));
+  CHECK_THAT(errorOf(big), Contains("reply larger than 10 bytes"));
+  CHECK(countOf(client, "GET", "slow", "timeout") == 1);
+  CHECK(countOf(client, "GET", "big", "too_large") == 1);
+}
+
 TEST_CASE("with qps 2 and burst 1 the second and third requests wait on the limiter",
           "[api-client]") {
   TestHttpServer server;
