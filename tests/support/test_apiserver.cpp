@@ -38,7 +38,7 @@
 
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_apiserver_store.h"
-#include "tests/support/test_apiserver_tls.h"
+#include "tests/support/test_certs.h"
 
 namespace koord::test {
 namespace {
@@ -549,14 +549,15 @@ TestApiServer::TestApiServer(Options options) : impl_(std::make_unique<Impl>()) 
   impl_->shared->bookmarkInterval = options.bookmarkInterval;
   impl_->shared->changed = [impl = impl_.get()] { impl->notifyWatches(); };
   if (options.tls) {
-    const apiserver::ServerTls certs = apiserver::makeServerTls("test-apiserver");
+    const TestCa ca("test-apiserver CA");
+    const PemPair server = ca.issueServer("test-apiserver");
     impl_->dir.emplace();
-    impl_->dir->write("ca.crt", certs.caPem);
+    impl_->dir->write("ca.crt", ca.certPem());
     impl_->caFile = impl_->dir->path("ca.crt");
     impl_->tls.emplace(ssl::context::tls_server);
     error_code ec;
-    impl_->tls->use_certificate_chain(net::buffer(certs.certPem), ec);
-    if (!ec) impl_->tls->use_private_key(net::buffer(certs.keyPem), ssl::context::pem, ec);
+    impl_->tls->use_certificate_chain(net::buffer(server.cert), ec);
+    if (!ec) impl_->tls->use_private_key(net::buffer(server.key), ssl::context::pem, ec);
     if (ec) throw std::runtime_error("test apiserver: server certificate: " + ec.message());
   }
   impl_->listen();
