@@ -13,13 +13,15 @@ namespace {
 // Routes the process logger to a string for one test, and back afterwards.
 struct CapturedLog {
   explicit CapturedLog(const Clock& clock, int v = 0) { Logger::setGlobal(out, clock, v); }
-  ~CapturedLog() { Logger::setGlobal(std::cerr, system, 0); }
+  ~CapturedLog() {
+    static SystemClock system;  // must outlive this object: the logger keeps it
+    Logger::setGlobal(std::cerr, system, 0);
+  }
   size_t lines() const {
     auto s = out.str();
     return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
   }
   std::ostringstream out;
-  SystemClock system;
 };
 
 }  // namespace

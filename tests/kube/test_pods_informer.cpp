@@ -11,8 +11,8 @@
 #include <optional>
 #include <sstream>
 
-#include "kube/pods_informer.h"
 #include "base/read_file.h"
+#include "kube/pods_informer.h"
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
@@ -24,13 +24,16 @@ namespace {
 
 struct CapturedLog {
   explicit CapturedLog(const Clock& clock) { Logger::setGlobal(out, clock, 0); }
-  ~CapturedLog() { Logger::setGlobal(std::cerr, system, 0); }
+  // The clock left in the global logger must outlive this object.
+  ~CapturedLog() {
+    static SystemClock system;
+    Logger::setGlobal(std::cerr, system, 0);
+  }
   size_t lines() const {
     auto s = out.str();
     return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
   }
   std::ostringstream out;
-  SystemClock system;
 };
 
 std::string capture(const std::string& version) {

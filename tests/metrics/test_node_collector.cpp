@@ -30,9 +30,11 @@ const char* kPressure =
 
 struct QuietLog {
   explicit QuietLog(const Clock& clock) { Logger::setGlobal(out, clock, 0); }
-  ~QuietLog() { Logger::setGlobal(std::cerr, system, 0); }
+  ~QuietLog() {
+    static SystemClock system;  // must outlive this object: the logger keeps it
+    Logger::setGlobal(std::cerr, system, 0);
+  }
   std::ostringstream out;
-  SystemClock system;
 };
 
 HostPaths pathsAt(const test::TempTree& tree) {

@@ -13,9 +13,11 @@ namespace {
 
 struct QuietLog {
   explicit QuietLog(const Clock& clock) { Logger::setGlobal(out, clock, 0); }
-  ~QuietLog() { Logger::setGlobal(std::cerr, system, 0); }
+  ~QuietLog() {
+    static SystemClock system;  // must outlive this object: the logger keeps it
+    Logger::setGlobal(std::cerr, system, 0);
+  }
   std::ostringstream out;
-  SystemClock system;
 };
 
 const char* kUid = "7a96c459-d529-44ae-9f99-90d3798d6426";

@@ -21,7 +21,7 @@
 // and listens again on the same port, keeping the objects. Every request is logged.
 //
 // Plain HTTP by default; with Options::tls, HTTPS with a throw-away CA (caFile())
-// and a server certificate for 127.0.0.1 and localhost (test_apiserver_tls.h).
+// and a server certificate for 127.0.0.1 and localhost (test_certs.h).
 // Set-up failures (bind) throw: this is test code.
 #pragma once
 
