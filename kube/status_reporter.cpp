@@ -67,7 +67,9 @@ void StatusReporter::put(nlohmann::json object, int attempt) {
     std::string why = source + ": HTTP " + std::to_string(reply->status);
     if (st.ok()) {
       why += " " + st->reason + ": " + st->message;
+      // The message usually lists the causes already; add those it does not.
       for (const auto& c : st->causes) {
+        if (st->message.find(c.message) != std::string::npos) continue;
         why += "; " + (c.field.empty() ? std::string() : c.field + ": ") + c.message;
       }
     }
