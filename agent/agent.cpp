@@ -58,6 +58,7 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
              clock.now()),
       config_(opts_.configFile, opts_.nodeName, opts_.configOverridesNodeslo, clock),
       collectTimer_(io),
+      podSyncTimer_(io),
       signals_(io, SIGINT, SIGTERM) {}
 
 // The kubelet endpoint: --kubelet-addr, else NODE_IP (downward API status.hostIP),
@@ -190,7 +191,21 @@ Status Agent::start() {
   if (cluster_) cluster_->start();
   // koordlet: an interval <= 0 disables pod sync entirely.
   if (opts_.kubeletSyncInterval.count() > 0) {
-    informer_.start();
+    if (cluster_ && !kubeletHostFromFlags()) {
+      // koordlet reaches the kubelet at the Node's address: wait for the Node, but
+      // not for ever (an API server down at start must not cost the pods).
+      KLOG_INFO << "pod sync waits up to " << kNodeWait.count()
+                << " s for the Node's kubelet address (no --kubelet-addr or NODE_IP)";
+      podSyncTimer_.expires_after(kNodeWait);
+      podSyncTimer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || stopped_ || podSyncStarted_) return;
+        KLOG_WARNING << "no Node " << opts_.nodeName << " after " << kNodeWait.count()
+                     << " s: pod sync starts with the kubelet at " << kubelet_.endpoint();
+        startPodSync();
+      });
+    } else {
+      startPodSync();
+    }
   } else {
     KLOG_WARNING << "--kubelet-sync-interval <= 0: pod sync disabled, pods are unavailable";
   }
@@ -204,6 +219,7 @@ void Agent::stop() {
   signals_.cancel(ignored);
   collectTimer_.cancel();
   informer_.stop();
+  podSyncTimer_.cancel();
   if (cluster_) cluster_->stop();
   server_.stop();
   if (nri_) nri_->stop();

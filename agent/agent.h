@@ -88,6 +88,11 @@ class Agent {
   void applyNode(const std::optional<nlohmann::json>& node);
   void applyNodeSlo(const std::optional<nlohmann::json>& nodeSlo);
   void applyReservation();
+  // The kubelet's host comes from --kubelet-addr or NODE_IP (else from the Node).
+  bool kubeletHostFromFlags() const { return !opts_.kubeletAddr.empty() || !opts_.nodeIp.empty(); }
+  void applyKubeletEndpoint();
+  void startPodSync();
+  static constexpr std::chrono::seconds kNodeWait{10};
   std::string clusterSummary() const;
   // NRI: the plugin client (own thread) and the hooks it answers with; the hooks
   // read a HookState this loop publishes whenever what they decide from changed.
@@ -156,6 +161,8 @@ class Agent {
   std::optional<HookInputs> hookInputs_;
 
   boost::asio::steady_timer collectTimer_;
+  boost::asio::steady_timer podSyncTimer_;  // the wait for the Node's kubelet address
+  bool podSyncStarted_ = false;
   std::chrono::steady_clock::time_point nextCollect_{};
   boost::asio::signal_set signals_;
 

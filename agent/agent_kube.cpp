@@ -70,7 +70,46 @@ void Agent::applyNode(const std::optional<nlohmann::json>& node) {
   failures_.success("node object");
   nodeInfo_ = std::move(*info);
   applyReservation();
+  applyKubeletEndpoint();
   // Allocatable memory is taken at the next QoS round (runQos).
+}
+
+void Agent::startPodSync() {
+  if (podSyncStarted_ || stopped_) return;
+  podSyncStarted_ = true;
+  podSyncTimer_.cancel();
+  informer_.start();
+}
+
+// The Node's address of --kubelet-preferred-address-type and, on the secure port
+// without --kubelet-secure-port, its daemonEndpoints port: where koordlet reaches
+// the kubelet. --kubelet-addr and NODE_IP win.
+void Agent::applyKubeletEndpoint() {
+  if (!nodeInfo_) return;
+  std::string host = kubelet_.host();
+  uint16_t port = kubelet_.port();
+  if (!kubeletHostFromFlags()) {
+    if (auto address = kubeletAddress(*nodeInfo_, opts_.kubeletPreferredAddressType)) {
+      host = *address;
+    } else {
+      failures_.failure("node kubelet address", Severity::kWarning,
+                        "Node " + nodeInfo_->name +
+                            " has no address to reach the kubelet at; "
+                            "keeping " +
+                            kubelet_.endpoint());
+    }
+  }
+  if (!opts_.kubeletInsecureTls && !opts_.kubeletSecurePortSet && nodeInfo_->kubeletPort &&
+      *nodeInfo_->kubeletPort > 0 && *nodeInfo_->kubeletPort < 65536) {
+    port = static_cast<uint16_t>(*nodeInfo_->kubeletPort);
+  }
+  if (host != kubelet_.host() || port != kubelet_.port()) {
+    const std::string before = kubelet_.endpoint();
+    kubelet_.setEndpoint(host, port);
+    KLOG_INFO << "kubelet endpoint from Node " << nodeInfo_->name << ": " << kubelet_.endpoint()
+              << " (was " << before << ")";
+  }
+  if (!kubeletHostFromFlags() && opts_.kubeletSyncInterval.count() > 0) startPodSync();
 }
 
 void Agent::applyReservation() {

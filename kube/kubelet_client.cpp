@@ -53,8 +53,8 @@ struct KubeletClient::Impl : std::enable_shared_from_this<KubeletClient::Impl> {
   void failSoon(Callback callback, Error error);
 
   boost::asio::io_context& io;
-  const KubeletClientConfig config;
-  const std::string endpoint;
+  KubeletClientConfig config;
+  std::string endpoint;
   HttpClient http;
   TlsContextSource tls;
   std::optional<TokenFile> token;
@@ -156,5 +156,14 @@ void KubeletClient::get(const std::string& path, Callback callback) {
 void KubeletClient::cancel() { impl_->cancel(); }
 
 std::string KubeletClient::endpoint() const { return impl_->endpoint; }
+
+void KubeletClient::setEndpoint(const std::string& host, uint16_t port) {
+  impl_->config.host = host;
+  impl_->config.port = port;
+  impl_->endpoint = (impl_->config.useTls ? "https://" : "http://") + hostPort(host, port);
+}
+
+const std::string& KubeletClient::host() const { return impl_->config.host; }
+uint16_t KubeletClient::port() const { return impl_->config.port; }
 
 }  // namespace koord

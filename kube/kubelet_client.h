@@ -59,6 +59,12 @@ class KubeletClient {
   // Abandons the request in flight, if any; its callback is not called.
   void cancel();
 
+  // Points the next requests at another host and port (the Node's address became
+  // known); a request in flight finishes against the old one.
+  void setEndpoint(const std::string& host, uint16_t port);
+  const std::string& host() const;
+  uint16_t port() const;
+
   // "https://10.0.0.5:10250" — for log lines and metric labels.
   std::string endpoint() const;
 

@@ -9,15 +9,34 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 extern char** environ;
 
 namespace koord::test {
+namespace {
+
+// Sets FD_CLOEXEC on every descriptor above 2 except `keep`.
+void markInheritedCloseOnExec(int keep) {
+  std::vector<int> fds;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    if (fd > 2 && fd != keep) fds.push_back(fd);
+  }
+  for (int fd : fds) {
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
+}  // namespace
 
 using namespace std::chrono_literals;
 
@@ -58,6 +77,10 @@ void AgentProcess::spawn(const std::string& binary, const std::vector<std::strin
   // dup2 onto the same number would keep the descriptor's close-on-exec flag.
   int source = fd3;
   if (fd3 == 3) source = ::fcntl(fd3, F_DUPFD_CLOEXEC, 10);
+  // The test's own descriptors (a stand-in's listening socket: Asio opens sockets
+  // without SOCK_CLOEXEC) must not leak into the agent: a leaked listener keeps its
+  // port bound after the stand-in closes it, so it cannot listen there again.
+  markInheritedCloseOnExec(source);
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
