@@ -110,7 +110,7 @@ HttpResponse Agent::serveReadyz() const {
        << "\n";
   body << "config: " << config_.source() << ", generation " << config_.generation()
        << (config_.lastError().empty() ? std::string()
-                                       : ", last update rejected (" + config_.lastError() + ")")
+                                       : ", last reload rejected (" + config_.lastError() + ")")
        << "\n";
   // The API server is optional: down, it never makes /readyz fail (QoS runs on the
   // last good NodeSLO).

@@ -220,6 +220,17 @@ void driveExporter(Exporter& e) {
   e.recordNri(true, "connected", 1, 1, 0);
   e.recordNriLimitCloses(0, 0);
   e.recordConfig(1, 0, true);
+
+  KubeApiSample api;
+  api.reachable = true;
+  api.requests[{"WATCH", "nodeslos", "200"}] = 3;
+  api.watchSynced["nodeslos"] = true;
+  api.throttledRequests = 1;
+  api.throttledSeconds = 0.05;
+  api.nodeMetricLastReport = 1700000000;
+  api.nodeMetricReportsOk = 1;
+  api.nodeMetricConflicts = 1;
+  e.recordKubeApi(api);
 }
 
 std::string metricsMarkdown(const std::vector<MetricDoc>& metrics) {
