@@ -175,7 +175,7 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
     }
   };
   // Ends this watch from inside a handler and goes on with the next step, once.
-  auto finish = [this, w, epoch = epoch_, mine]() {
+  auto finish = [this, w, epoch = epoch_]() {
     w->done = true;
     watching_ = false;
     ++*epoch_;
@@ -184,7 +184,6 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
     boost::asio::post(io_, [this, epoch, now = *epoch_]() {
       if (*epoch == now) step();
     });
-    (void)mine;
   };
   h.onData = [this, w, epoch = epoch_, mine, finish](std::string_view bytes) {
     if (*epoch != mine || w->done) return false;

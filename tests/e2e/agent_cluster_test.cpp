@@ -138,7 +138,7 @@ TEST_CASE(
   kubelet.setBody(podListBody);
   TestApiServer api(TestApiServer::Options{kToken, 1000ms, true});
   json node = json::parse(readFixture("kube-api/node-get.body"));
-  node["metadata"] = {{"name", kNode}};
+  node["metadata"]["name"] = kNode;  // its annotations stay: the reservation
   node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
                                  {{"type", "Hostname"}, {"address", kNode}}};
   api.put("nodes", node);
@@ -196,6 +196,15 @@ TEST_CASE(
     return "";
   });
   if (!why.empty()) failWith("/readyz", why);
+  // The Node's reservation annotation (the capture has one) is what suppress reserves.
+  why = waitFor(kPhase, [&]() -> std::string {
+    json c = configJson(port);
+    const std::string source = c.is_object() ? c["node"]["reservationSource"].dump() : "";
+    return source.find("Node annotation node.koordinator.sh/reservation") != std::string::npos
+               ? ""
+               : "reservation source " + source;
+  });
+  if (!why.empty()) failWith("Node reservation", why);
 
   // 3. A NodeSLO edit reaches /config without a restart: the figure.
   api.put("nodeslos", nodeSlo({{"enable", true}, {"cpuSuppressThresholdPercent", 65}}));
