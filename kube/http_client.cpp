@@ -589,40 +589,43 @@ std::string describe(const HttpTarget& target, const HttpRequest& request) {
 
 }  // namespace
 
+namespace {
+
+// What every exchange shares: its owner, names and target; then it starts.
+HttpClient::Id launchExchange(const std::shared_ptr<http_internal::ClientCore>& core,
+                              const HttpTarget& target, HttpRequest request,
+                              Exchange::Params params) {
+  params.owner = core;
+  params.logName = core->logName;
+  params.target = target;
+  params.what = describe(target, request);
+  params.hostPort = hostPort(target.host, target.port);
+  auto exchange = std::make_shared<Exchange>(core->io, std::move(params));
+  const HttpClient::Id id = core->add(exchange);
+  exchange->start(std::move(request));
+  return id;
+}
+
+}  // namespace
+
 HttpClient::Id HttpClient::request(const HttpTarget& target, HttpRequest request,
                                    std::chrono::nanoseconds timeout, size_t maxBodyBytes,
                                    Callback callback) {
   Exchange::Params params;
-  params.owner = core_;
-  params.logName = core_->logName;
-  params.target = target;
-  params.what = describe(target, request);
-  params.hostPort = hostPort(target.host, target.port);
   params.timeout = timeout;
   params.maxBodyBytes = maxBodyBytes;
   params.callback = std::move(callback);
-  auto exchange = std::make_shared<Exchange>(core_->io, std::move(params));
-  const Id id = core_->add(exchange);
-  exchange->start(std::move(request));
-  return id;
+  return launchExchange(core_, target, std::move(request), std::move(params));
 }
 
 HttpClient::Id HttpClient::stream(const HttpTarget& target, HttpRequest request,
                                   std::chrono::nanoseconds idleTimeout,
                                   HttpStreamHandlers handlers) {
   Exchange::Params params;
-  params.owner = core_;
-  params.logName = core_->logName;
-  params.target = target;
-  params.what = describe(target, request);
-  params.hostPort = hostPort(target.host, target.port);
   params.timeout = idleTimeout;
   params.streamed = true;
   params.handlers = std::move(handlers);
-  auto exchange = std::make_shared<Exchange>(core_->io, std::move(params));
-  const Id id = core_->add(exchange);
-  exchange->start(std::move(request));
-  return id;
+  return launchExchange(core_, target, std::move(request), std::move(params));
 }
 
 void HttpClient::cancel(Id id) { core_->cancel(id); }
