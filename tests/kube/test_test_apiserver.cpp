@@ -285,6 +285,21 @@ TEST_CASE("a list by name carries the current resourceVersion and a watch from i
   CHECK(server.count("watch", "nodeslos") == 1);
 }
 
+TEST_CASE("a list of core objects has items without kind, as the captured NodeList") {
+  TestApiServer server;
+  server.put("nodes", json::parse(fixture("node-get.body")));
+  auto [head, body] = call(server, "GET", "/api/v1/nodes?fieldSelector=metadata.name%3Drig-node");
+  REQUIRE(head.status == 200);
+  const json list = json::parse(body);
+  const json captured = json::parse(fixture("node-list-by-name.body"));
+  CHECK(list["kind"] == captured["kind"]);
+  REQUIRE(list["items"].size() == 1);
+  REQUIRE(captured["items"].size() == 1);
+  CHECK(list["items"][0].contains("kind") == captured["items"][0].contains("kind"));
+  CHECK(list["items"][0].contains("apiVersion") == captured["items"][0].contains("apiVersion"));
+  CHECK(list["items"][0]["metadata"]["name"] == "rig-node");
+}
+
 TEST_CASE("a watch from a compacted resourceVersion gets the 410 ERROR event, then the end") {
   TestApiServer server;
   server.put("nodeslos", nodeSlo("rig-node", false));

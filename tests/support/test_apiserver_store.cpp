@@ -445,7 +445,15 @@ Reply handleRequest(std::string_view method, const Route& r, std::string_view co
     return obj ? jsonReply(200, *obj) : jsonReply(404, notFound(*r.type, r.name));
   }
   if (verb == "list") {
-    const std::vector<json> items = store.list(*r.type, r.ns, r.nameSelector());
+    std::vector<json> items = store.list(*r.type, r.ns, r.nameSelector());
+    if (r.type->group.empty()) {
+      // A core list's items carry no kind or apiVersion (node-list-by-name.body);
+      // a custom resource's do.
+      for (json& item : items) {
+        item.erase("kind");
+        item.erase("apiVersion");
+      }
+    }
     json list{{"apiVersion", r.type->apiVersion()},
               {"kind", std::string(r.type->kind) + "List"},
               {"items", items},
