@@ -10,15 +10,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/clock.h"
 #include "kube/api_client.h"
 #include "kube/http_client.h"
+#include "tests/support/run_until.h"
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_http_server.h"
 
@@ -29,12 +28,12 @@ namespace net = boost::asio;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using test::runsOutOfWork;
+using test::runUntil;
 using test::TempTree;
 using test::TestHttpServer;
 using Steady = std::chrono::steady_clock;
 using Reply = Result<ApiReply>;
-
-constexpr auto kWaitBound = 20s;
 
 ApiClientConfig configFor(const TestHttpServer& server) {
   ApiClientConfig config;
@@ -47,24 +46,6 @@ ApiClientConfig configFor(const TestHttpServer& server) {
 
 std::string errorOf(const Reply& reply) {
   return reply.ok() ? "(no error)" : reply.error().message;
-}
-
-// Runs io until done() or the bound; true if done.
-bool runUntil(net::io_context& io, const std::function<bool()>& done,
-              Steady::duration bound = kWaitBound) {
-  const auto end = Steady::now() + bound;
-  while (!done()) {
-    if (Steady::now() >= end) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(50ms) == 0 && io.stopped()) std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-bool runsOutOfWork(net::io_context& io, Steady::duration bound = 5s) {
-  io.restart();
-  io.run_for(bound);
-  return io.stopped();
 }
 
 Reply sendOnce(net::io_context& io, ApiClient& client, ApiRequest request) {

@@ -10,14 +10,13 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "kube/kubelet_client.h"
 #include "base/read_file.h"
+#include "kube/kubelet_client.h"
+#include "tests/support/run_until.h"
 #include "tests/support/skip.h"
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
@@ -29,14 +28,13 @@ namespace net = boost::asio;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using test::runsOutOfWork;
+using test::runUntil;
 using test::TempTree;
 using test::TestKubelet;
 using Behaviour = TestKubelet::Behaviour;
 using Steady = std::chrono::steady_clock;
 using Reply = Result<KubeletResponse>;
-
-// How long a test waits for any one callback; far beyond every deadline used here.
-constexpr auto kWaitBound = 20s;
 
 KubeletClientConfig plainConfig(const TestKubelet& kubelet) {
   KubeletClientConfig config;
@@ -56,26 +54,6 @@ KubeletClientConfig tlsConfig(const TestKubelet& kubelet) {
 
 std::string errorOf(const Reply& reply) {
   return reply.ok() ? "(no error)" : reply.error().message;
-}
-
-// Runs io until done() or the bound; true if done.
-bool runUntil(net::io_context& io, const std::function<bool()>& done,
-              Steady::duration bound = kWaitBound) {
-  const auto end = Steady::now() + bound;
-  while (!done()) {
-    if (Steady::now() >= end) return false;
-    if (io.stopped()) io.restart();
-    // Out of work: the condition is the other thread's to make true.
-    if (io.run_one_for(50ms) == 0 && io.stopped()) std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-// Runs io until nothing is left to do; false if work remains after the bound.
-bool runsOutOfWork(net::io_context& io, Steady::duration bound = 5s) {
-  io.restart();
-  io.run_for(bound);
-  return io.stopped();
 }
 
 // One get() and its reply.

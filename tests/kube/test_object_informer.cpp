@@ -9,35 +9,22 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <functional>
 #include <optional>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "kube/api_client.h"
 #include "kube/object_informer.h"
+#include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
 using namespace koord;
 using namespace std::chrono_literals;
+using koord::test::runUntil;
 using koord::test::TestApiServer;
 using Steady = std::chrono::steady_clock;
 
 namespace {
-
-constexpr auto kBound = 20s;  // generous: a loaded 2-core machine
-
-bool runUntil(boost::asio::io_context& io, const std::function<bool()>& done,
-              Steady::duration bound = kBound) {
-  const auto end = Steady::now() + bound;
-  while (!done()) {
-    if (Steady::now() >= end) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(50ms) == 0 && io.stopped()) std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 nlohmann::json nodeSlo(const std::string& name, int percent) {
   return {{"apiVersion", "slo.koordinator.sh/v1alpha1"},

@@ -7,33 +7,22 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <functional>
 #include <optional>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/read_file.h"
 #include "kube/api_client.h"
 #include "kube/status_reporter.h"
+#include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
 using namespace koord;
 using namespace std::chrono_literals;
+using koord::test::runUntil;
 using koord::test::TestApiServer;
-using Steady = std::chrono::steady_clock;
 
 namespace {
-
-bool runUntil(boost::asio::io_context& io, const std::function<bool()>& done) {
-  const auto end = Steady::now() + 20s;
-  while (!done()) {
-    if (Steady::now() >= end) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(50ms) == 0 && io.stopped()) std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 nlohmann::json capturedNodeMetric() {
   const char* dir = std::getenv("KOORDLET_FIXTURES");
