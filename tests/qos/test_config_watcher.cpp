@@ -1,12 +1,11 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <filesystem>
-#include <iostream>
-#include <sstream>
 #include <string>
 
 #include "base/log.h"
 #include "qos/config_watcher.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
 using namespace koord;
@@ -22,23 +21,10 @@ const std::string kGood2 =
 const std::string kBad = "resourceUsedThresholdWithBE: {cpuSuppressThresholdPercent: 150}\n";
 const std::string kBad2 = "resourceUsedThresholdWithBE: {cpuSuppressPolicy: foo}\n";
 
-// Captures the process log for the test's lifetime.
-struct Harness {
-  ManualClock clock;
-  std::ostringstream log;
+// Captures the process log for the test's lifetime; the config file in a temp dir.
+struct Harness : test::LogCapture {
   test::TempTree tree;
-  Harness() { Logger::setGlobal(log, clock, 0); }
-  ~Harness() {
-    static SystemClock system;
-    Logger::setGlobal(std::cerr, system, 0);
-  }
   std::string path() const { return tree.path("slo.yaml"); }
-  size_t lines(char severity) const {
-    size_t n = 0;
-    std::istringstream in(log.str());
-    for (std::string line; std::getline(in, line);) n += (!line.empty() && line[0] == severity);
-    return n;
-  }
 };
 
 }  // namespace

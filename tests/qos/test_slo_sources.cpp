@@ -4,7 +4,6 @@
 // nodeslo-watch-bookmarks.raw: MODIFIED rv 236, DELETED rv 237, ADDED rv 238).
 #include <catch2/catch.hpp>
 
-#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -12,6 +11,7 @@
 #include "base/log.h"
 #include "base/read_file.h"
 #include "qos/slo_sources.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
 using namespace koord;
@@ -59,23 +59,11 @@ json variant(json obj, const std::string& rv, std::optional<json> percent = std:
   return obj;
 }
 
-struct Harness {
-  ManualClock clock;
-  std::ostringstream log;
+// Captures the process log for the test's lifetime; the --config file in a temp dir.
+struct Harness : test::LogCapture {
   test::TempTree tree;
-  Harness() { Logger::setGlobal(log, clock, 0); }
-  ~Harness() {
-    static SystemClock system;
-    Logger::setGlobal(std::cerr, system, 0);
-  }
   std::string path() const { return tree.path("slo.yaml"); }
   void write(const std::string& text) const { tree.write("slo.yaml", text); }
-  size_t lines(char severity) const {
-    size_t n = 0;
-    std::istringstream in(log.str());
-    for (std::string line; std::getline(in, line);) n += (!line.empty() && line[0] == severity);
-    return n;
-  }
 };
 
 int percent(const SloSources& s) { return s.current().threshold.cpuSuppressThresholdPercent; }

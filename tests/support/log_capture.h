@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <string>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -23,6 +24,13 @@ struct LogCapture {
   size_t logLines() const {
     const std::string s = log.str();
     return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+  }
+  // Lines logged at one severity ('I', 'W', 'E': a line's first character).
+  size_t lines(char severity) const {
+    size_t n = 0;
+    std::istringstream in(log.str());
+    for (std::string line; std::getline(in, line);) n += (!line.empty() && line[0] == severity);
+    return n;
   }
   ManualClock clock;
   std::ostringstream log;
