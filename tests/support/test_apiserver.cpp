@@ -16,13 +16,10 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <ctime>
 #include <deque>
@@ -34,21 +31,16 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-#include <type_traits>
 
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_apiserver_store.h"
 #include "tests/support/test_certs.h"
+#include "tests/support/test_session.h"
 
 namespace koord::test {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-namespace ssl = boost::asio::ssl;
-using tcp = net::ip::tcp;
-using boost::system::error_code;
+using namespace session;
 using nlohmann::json;
 using Fault = TestApiServer::Fault;
 
@@ -133,31 +125,22 @@ class SessionBase {
 
 // One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
 template <typename Stream>
-class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
- public:
-  static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+class Session : public SessionBase, public BasicSession<Session<Stream>, Stream> {
+  using Base = BasicSession<Session<Stream>, Stream>;
+  friend Base;
+  using Base::buffer_;
+  using Base::readRequest;
+  using Base::req_;
+  using Base::socket;
+  using Base::stream_;
 
+ public:
   template <typename... StreamArgs>
   explicit Session(std::shared_ptr<Shared> shared, StreamArgs&&... args)
-      : shared_(std::move(shared)),
-        stream_(std::forward<StreamArgs>(args)...),
+      : Base(std::forward<StreamArgs>(args)...),
+        shared_(std::move(shared)),
         timeout_(stream_.get_executor()),
         bookmark_(stream_.get_executor()) {}
-
-  void start() {
-    if constexpr (kTls) {
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](error_code ec) {
-                                if (ec) {
-                                  self->close();
-                                } else {
-                                  self->readRequest();
-                                }
-                              });
-    } else {
-      readRequest();
-    }
-  }
 
   // Sends the changes past the version this watch sent last.
   void pump() override {
@@ -176,35 +159,13 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   // No TLS close_notify: a dropped connection is what restart() is for.
   void close() override {
-    error_code ignored;
     endWatch();
-    socket().shutdown(tcp::socket::shutdown_both, ignored);
-    socket().close(ignored);
+    this->closeSocket(tcp::socket::shutdown_both);
   }
 
  private:
   enum class WatchState { kNone, kStreaming, kHanging, kEnding };
   enum class After { kNothing, kReadNext, kClose };
-
-  tcp::socket& socket() {
-    if constexpr (kTls) {
-      return stream_.next_layer();
-    } else {
-      return stream_;
-    }
-  }
-
-  void readRequest() {
-    req_ = {};
-    http::async_read(stream_, buffer_, req_,
-                     [self = this->shared_from_this()](error_code ec, size_t) {
-                       if (ec) {
-                         self->close();
-                       } else {
-                         self->onRequest();
-                       }
-                     });
-  }
 
   void onRequest() {
     TestApiServer::LoggedRequest entry;
@@ -439,11 +400,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   std::shared_ptr<Shared> shared_;
-  Stream stream_;
   net::steady_timer timeout_;
   net::steady_timer bookmark_;
-  beast::flat_buffer buffer_;
-  http::request<http::string_body> req_;
   bool keepAlive_ = true;
   std::deque<std::pair<std::string, After>> out_;
   bool writing_ = false;
@@ -476,33 +434,14 @@ struct TestApiServer::Impl {
     done.get_future().get();
   }
 
+  // Listens on the port it had (0 the first time: any free one), so a restart
+  // keeps the URL.
   void listen() {
-    const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
-    acceptor.open(endpoint.protocol());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(endpoint);
-    acceptor.listen();
-    port = acceptor.local_endpoint().port();
-    accept();
-  }
-
-  void accept() {
-    acceptor.async_accept([this](error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) {
-        sessions.remove_if([](const std::weak_ptr<SessionBase>& s) { return s.expired(); });
-        if (tls) {
-          auto session =
-              std::make_shared<Session<ssl::stream<tcp::socket>>>(shared, std::move(socket), *tls);
-          sessions.push_back(session);
-          session->start();
-        } else {
-          auto session = std::make_shared<Session<tcp::socket>>(shared, std::move(socket));
-          sessions.push_back(session);
-          session->start();
-        }
-      }
-      accept();
+    port = session::listen(acceptor, "127.0.0.1", port);
+    session::acceptEach(acceptor, [this](tcp::socket socket) {
+      sessions.remove_if([](const std::weak_ptr<SessionBase>& s) { return s.expired(); });
+      sessions.push_back(session::startSession<Session, SessionBase>(tls ? &*tls : nullptr,
+                                                                     std::move(socket), shared));
     });
   }
 
@@ -555,10 +494,9 @@ TestApiServer::TestApiServer(Options options) : impl_(std::make_unique<Impl>()) 
     impl_->dir->write("ca.crt", ca.certPem());
     impl_->caFile = impl_->dir->path("ca.crt");
     impl_->tls.emplace(ssl::context::tls_server);
-    error_code ec;
-    impl_->tls->use_certificate_chain(net::buffer(server.cert), ec);
-    if (!ec) impl_->tls->use_private_key(net::buffer(server.key), ssl::context::pem, ec);
-    if (ec) throw std::runtime_error("test apiserver: server certificate: " + ec.message());
+    if (const error_code ec = session::useServerCertificate(*impl_->tls, server)) {
+      throw std::runtime_error("test apiserver: server certificate: " + ec.message());
+    }
   }
   impl_->listen();
   impl_->thread = std::thread([this] { impl_->io.run(); });

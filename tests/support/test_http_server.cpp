@@ -12,12 +12,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <mutex>
@@ -25,19 +22,14 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-#include <type_traits>
 
 #include "tests/support/test_certs.h"
+#include "tests/support/test_session.h"
 
 namespace koord::test {
 namespace {
 
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = net::ip::tcp;
-using boost::system::error_code;
+using namespace session;
 
 struct Shared {
   mutable std::mutex mu;
@@ -54,51 +46,23 @@ std::string lower(std::string_view s) {
 }
 
 template <typename Stream>
-class Session : public std::enable_shared_from_this<Session<Stream>> {
- public:
-  static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+class Session : public BasicSession<Session<Stream>, Stream> {
+  using Base = BasicSession<Session<Stream>, Stream>;
+  friend Base;
+  using Base::kTls;
+  using Base::req_;
+  using Base::socket;
+  using Base::stream_;
 
+ public:
   template <typename... StreamArgs>
   explicit Session(std::shared_ptr<Shared> shared, StreamArgs&&... args)
-      : shared_(std::move(shared)),
-        stream_(std::forward<StreamArgs>(args)...),
+      : Base(std::forward<StreamArgs>(args)...),
+        shared_(std::move(shared)),
         timer_(stream_.get_executor()) {}
 
-  void start() {
-    if constexpr (kTls) {
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](error_code ec) {
-                                if (ec) {
-                                  ++self->shared_->failedHandshakes;
-                                  self->close();
-                                } else {
-                                  self->readRequest();
-                                }
-                              });
-    } else {
-      readRequest();
-    }
-  }
-
  private:
-  tcp::socket& socket() {
-    if constexpr (kTls) {
-      return stream_.next_layer();
-    } else {
-      return stream_;
-    }
-  }
-
-  void readRequest() {
-    http::async_read(stream_, buffer_, req_,
-                     [self = this->shared_from_this()](error_code ec, size_t) {
-                       if (ec) {
-                         self->close();
-                       } else {
-                         self->onRequest();
-                       }
-                     });
-  }
+  void onHandshakeFailed() { ++shared_->failedHandshakes; }
 
   void onRequest() {
     TestHttpServer::Request r;
@@ -168,17 +132,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   // No TLS close_notify: a cut-off reply must look cut off.
   void close() {
-    error_code ignored;
     timer_.cancel();
-    socket().shutdown(tcp::socket::shutdown_send, ignored);
-    socket().close(ignored);
+    this->closeSocket(tcp::socket::shutdown_send);
   }
 
   std::shared_ptr<Shared> shared_;
-  Stream stream_;
   net::steady_timer timer_;
-  beast::flat_buffer buffer_;
-  http::request<http::string_body> req_;
   TestHttpServer::Reply reply_;
   size_t next_ = 0;
   std::array<char, 1024> sink_{};
@@ -224,17 +183,8 @@ struct TestHttpServer::Impl {
   explicit Impl(Options opts) : options(opts) {}
 
   void accept() {
-    acceptor.async_accept([this](error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted) return;
-      if (!ec) {
-        if (tls) {
-          std::make_shared<Session<ssl::stream<tcp::socket>>>(shared, std::move(socket), *tls)
-              ->start();
-        } else {
-          std::make_shared<Session<tcp::socket>>(shared, std::move(socket))->start();
-        }
-      }
-      accept();
+    session::acceptEach(acceptor, [this](tcp::socket socket) {
+      session::startSession<Session>(tls ? &*tls : nullptr, std::move(socket), shared);
     });
   }
 
@@ -262,21 +212,14 @@ TestHttpServer::TestHttpServer(Options options) : impl_(std::make_unique<Impl>(o
     s.clientCertPem = client.cert;
     s.clientKeyPem = client.key;
     s.tls.emplace(ssl::context::tls_server);
-    error_code ec;
-    s.tls->use_certificate_chain(net::buffer(server.cert), ec);
-    if (!ec) s.tls->use_private_key(net::buffer(server.key), ssl::context::pem, ec);
+    error_code ec = session::useServerCertificate(*s.tls, server);
     if (!ec && s.options.requireClientCert) {
       s.tls->add_certificate_authority(net::buffer(s.caPem), ec);
       if (!ec) s.tls->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, ec);
     }
     if (ec) throw std::runtime_error("test http server: TLS set-up: " + ec.message());
   }
-  const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
-  s.acceptor.open(endpoint.protocol());
-  s.acceptor.set_option(tcp::acceptor::reuse_address(true));
-  s.acceptor.bind(endpoint);
-  s.acceptor.listen();
-  s.port = s.acceptor.local_endpoint().port();
+  s.port = session::listen(s.acceptor, "127.0.0.1");
   s.accept();
   s.thread = std::thread([&s] { s.io.run(); });
 }

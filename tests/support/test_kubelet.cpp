@@ -12,32 +12,24 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-#include <type_traits>
 
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_certs.h"
+#include "tests/support/test_session.h"
 
 namespace koord::test {
 namespace {
 
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = net::ip::tcp;
-using boost::system::error_code;
+using namespace session;
 using Behaviour = TestKubelet::Behaviour;
 
 // ---- Server ----
@@ -79,51 +71,20 @@ std::string head(unsigned status, std::string_view contentType, size_t contentLe
 
 // One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
 template <typename Stream>
-class Session : public std::enable_shared_from_this<Session<Stream>> {
- public:
-  static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+class Session : public BasicSession<Session<Stream>, Stream> {
+  using Base = BasicSession<Session<Stream>, Stream>;
+  friend Base;
+  using Base::req_;
+  using Base::stream_;
 
+ public:
   template <typename... StreamArgs>
   explicit Session(std::shared_ptr<SharedState> shared, StreamArgs&&... args)
-      : shared_(std::move(shared)),
-        stream_(std::forward<StreamArgs>(args)...),
+      : Base(std::forward<StreamArgs>(args)...),
+        shared_(std::move(shared)),
         timer_(stream_.get_executor()) {}
 
-  void start() {
-    if constexpr (kTls) {
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](error_code ec) {
-                                if (ec) {
-                                  self->close();
-                                } else {
-                                  self->readRequest();
-                                }
-                              });
-    } else {
-      readRequest();
-    }
-  }
-
  private:
-  tcp::socket& socket() {
-    if constexpr (kTls) {
-      return stream_.next_layer();
-    } else {
-      return stream_;
-    }
-  }
-
-  void readRequest() {
-    http::async_read(stream_, buffer_, req_,
-                     [self = this->shared_from_this()](error_code ec, size_t) {
-                       if (ec) {
-                         self->close();
-                       } else {
-                         self->onRequest();
-                       }
-                     });
-  }
-
   void onRequest() {
     const std::string auth(req_[http::field::authorization]);
     Settings s;
@@ -221,17 +182,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   // No TLS close_notify: the client has its reply (or is meant to see it cut off).
   void close() {
-    error_code ignored;
     timer_.cancel();
-    socket().shutdown(tcp::socket::shutdown_send, ignored);
-    socket().close(ignored);
+    this->closeSocket(tcp::socket::shutdown_send);
   }
 
   std::shared_ptr<SharedState> shared_;
-  Stream stream_;
   net::steady_timer timer_;
-  beast::flat_buffer buffer_;
-  http::request<http::string_body> req_;
   std::string head_;
   std::shared_ptr<const std::string> body_;
   size_t hugeLeft_ = 0;
@@ -243,17 +199,8 @@ struct TestKubelet::Impl {
   explicit Impl(Options opts) : options(std::move(opts)) {}
 
   void accept() {
-    acceptor.async_accept([this](error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted) return;
-      if (!ec) {
-        if (tls) {
-          std::make_shared<Session<ssl::stream<tcp::socket>>>(shared, std::move(socket), *tls)
-              ->start();
-        } else {
-          std::make_shared<Session<tcp::socket>>(shared, std::move(socket))->start();
-        }
-      }
-      accept();
+    session::acceptEach(acceptor, [this](tcp::socket socket) {
+      session::startSession<Session>(tls ? &*tls : nullptr, std::move(socket), shared);
     });
   }
 
@@ -291,17 +238,11 @@ TestKubelet::TestKubelet(Options options) : impl_(std::make_unique<Impl>(std::mo
     s.otherCaFile = s.dir->path("other-ca.crt");
 
     s.tls.emplace(ssl::context::tls_server);
-    error_code ec;
-    s.tls->use_certificate_chain(net::buffer(server.cert), ec);
-    if (!ec) s.tls->use_private_key(net::buffer(server.key), ssl::context::pem, ec);
-    if (ec) throw std::runtime_error("test kubelet: server certificate: " + ec.message());
+    if (const error_code ec = session::useServerCertificate(*s.tls, server)) {
+      throw std::runtime_error("test kubelet: server certificate: " + ec.message());
+    }
   }
-  const tcp::endpoint endpoint(net::ip::make_address(s.options.address), 0);
-  s.acceptor.open(endpoint.protocol());
-  s.acceptor.set_option(tcp::acceptor::reuse_address(true));
-  s.acceptor.bind(endpoint);
-  s.acceptor.listen();
-  s.port = s.acceptor.local_endpoint().port();
+  s.port = session::listen(s.acceptor, s.options.address);
   s.accept();
   s.thread = std::thread([&s] { s.io.run(); });
 }

@@ -1,0 +1,149 @@
+// The Beast plumbing the test servers (TestKubelet, TestHttpServer, TestApiServer)
+// share: a listening acceptor, an accept loop, one session per connection over
+// plain TCP or TLS, the TLS handshake, reading a request, and closing. What a
+// server answers is its own: its Session derives from BasicSession (CRTP) and
+// supplies onRequest() and close(); it may add onHandshakeFailed().
+//
+// Decisions: header only (the sessions are templates over the stream); sessions
+// run on the server's io thread only, so nothing here locks; close is the
+// server's, because what it cancels (timers, watches) and how it shuts the socket
+// down differ, but none sends a TLS close_notify (a cut-off reply must look cut
+// off), which closeSocket() does for all of them.
+#pragma once
+
+#include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "tests/support/test_certs.h"
+
+namespace koord::test::session {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+
+// One connection. Stream is tcp::socket or ssl::stream<tcp::socket>. Derived must
+// be made with std::make_shared and give BasicSession access to onRequest() and
+// close() (e.g. `friend Base;`).
+template <typename Derived, typename Stream>
+class BasicSession : public std::enable_shared_from_this<Derived> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+
+  // The handshake if TLS, then the first request.
+  void start() {
+    if constexpr (kTls) {
+      stream_.async_handshake(ssl::stream_base::server, [self = self()](error_code ec) {
+        if (ec) {
+          self->onHandshakeFailed();
+          self->close();
+        } else {
+          self->readRequest();
+        }
+      });
+    } else {
+      readRequest();
+    }
+  }
+
+ protected:
+  template <typename... StreamArgs>
+  explicit BasicSession(StreamArgs&&... args) : stream_(std::forward<StreamArgs>(args)...) {}
+
+  std::shared_ptr<Derived> self() { return this->shared_from_this(); }
+
+  tcp::socket& socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+
+  // Reads the next request into req_ (emptied first), then Derived::onRequest();
+  // a read error (the peer left, bad HTTP) closes.
+  void readRequest() {
+    req_ = {};
+    http::async_read(stream_, buffer_, req_, [self = self()](error_code ec, size_t) {
+      if (ec) {
+        self->close();
+      } else {
+        self->onRequest();
+      }
+    });
+  }
+
+  // The default: a failed handshake only closes.
+  void onHandshakeFailed() {}
+
+  // Shuts the socket down and closes it, errors ignored; no TLS close_notify.
+  void closeSocket(tcp::socket::shutdown_type how) {
+    error_code ignored;
+    socket().shutdown(how, ignored);
+    socket().close(ignored);
+  }
+
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> req_;
+};
+
+// Opens acceptor on address:port (port 0: any free one) with reuse_address and
+// listens; returns the port. Throws (boost::system::system_error) on failure.
+inline uint16_t listen(tcp::acceptor& acceptor, const std::string& address, uint16_t port = 0) {
+  const tcp::endpoint endpoint(net::ip::make_address(address), port);
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(tcp::acceptor::reuse_address(true));
+  acceptor.bind(endpoint);
+  acceptor.listen();
+  return acceptor.local_endpoint().port();
+}
+
+// Accepts connections until the acceptor is closed, handing each socket to
+// onSocket (on the io thread); a failed accept is skipped.
+template <typename OnSocket>
+void acceptEach(tcp::acceptor& acceptor, OnSocket onSocket) {
+  acceptor.async_accept([&acceptor, onSocket](error_code ec, tcp::socket socket) mutable {
+    if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+    if (!ec) onSocket(std::move(socket));
+    acceptEach(acceptor, onSocket);
+  });
+}
+
+// Makes and starts SessionT<ssl::stream<tcp::socket>> over socket when tls is
+// set, else SessionT<tcp::socket>; args come first in its constructor, then the
+// stream's. Returned as As (void, or a base both kinds share).
+template <template <typename> class SessionT, typename As = void, typename... Args>
+std::shared_ptr<As> startSession(ssl::context* tls, tcp::socket socket, Args&&... args) {
+  if (tls != nullptr) {
+    auto s = std::make_shared<SessionT<ssl::stream<tcp::socket>>>(std::forward<Args>(args)...,
+                                                                  std::move(socket), *tls);
+    s->start();
+    return s;
+  }
+  auto s = std::make_shared<SessionT<tcp::socket>>(std::forward<Args>(args)..., std::move(socket));
+  s->start();
+  return s;
+}
+
+// Puts the server's certificate chain and key into tls; the error, if any.
+inline error_code useServerCertificate(ssl::context& tls, const PemPair& server) {
+  error_code ec;
+  tls.use_certificate_chain(net::buffer(server.cert), ec);
+  if (!ec) tls.use_private_key(net::buffer(server.key), ssl::context::pem, ec);
+  return ec;
+}
+
+}  // namespace koord::test::session
