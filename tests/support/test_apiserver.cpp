@@ -125,22 +125,19 @@ class SessionBase {
 
 // One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
 template <typename Stream>
-class Session : public SessionBase, public BasicSession<Session<Stream>, Stream> {
-  using Base = BasicSession<Session<Stream>, Stream>;
+class Session : public SessionBase, public BasicSession<Session<Stream>, Stream, Shared> {
+  using Base = BasicSession<Session<Stream>, Stream, Shared>;
   friend Base;
   using Base::buffer_;
   using Base::readRequest;
   using Base::req_;
+  using Base::shared_;
   using Base::socket;
   using Base::stream_;
+  using Base::timer_;  // a watch's timeoutSeconds
 
  public:
-  template <typename... StreamArgs>
-  explicit Session(std::shared_ptr<Shared> shared, StreamArgs&&... args)
-      : Base(std::forward<StreamArgs>(args)...),
-        shared_(std::move(shared)),
-        timeout_(stream_.get_executor()),
-        bookmark_(stream_.get_executor()) {}
+  using Base::Base;
 
   // Sends the changes past the version this watch sent last.
   void pump() override {
@@ -288,8 +285,8 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream>
     }
     pump();
     if (const int64_t seconds = toInt(q, "timeoutSeconds"); seconds > 0) {
-      timeout_.expires_after(std::chrono::seconds(seconds));
-      timeout_.async_wait([self = this->shared_from_this()](error_code ec) {
+      timer_.expires_after(std::chrono::seconds(seconds));
+      timer_.async_wait([self = this->shared_from_this()](error_code ec) {
         if (!ec && self->watch_ == WatchState::kStreaming) self->finishStream();
       });
     }
@@ -332,7 +329,7 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream>
   // The last chunk; the connection stays for the next request if keep-alive.
   void finishStream() {
     watch_ = WatchState::kEnding;
-    timeout_.cancel();
+    timer_.cancel();
     bookmark_.cancel();
     send("0\r\n\r\n", keepAlive_ ? After::kReadNext : After::kClose);
   }
@@ -360,7 +357,7 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream>
     if (watch_ == WatchState::kNone) return;
     watch_ = WatchState::kNone;
     --shared_->watches;
-    timeout_.cancel();
+    timer_.cancel();
     bookmark_.cancel();
   }
 
@@ -399,9 +396,7 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream>
                      });
   }
 
-  std::shared_ptr<Shared> shared_;
-  net::steady_timer timeout_;
-  net::steady_timer bookmark_;
+  net::steady_timer bookmark_{stream_.get_executor()};
   bool keepAlive_ = true;
   std::deque<std::pair<std::string, After>> out_;
   bool writing_ = false;

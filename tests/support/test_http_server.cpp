@@ -46,20 +46,19 @@ std::string lower(std::string_view s) {
 }
 
 template <typename Stream>
-class Session : public BasicSession<Session<Stream>, Stream> {
-  using Base = BasicSession<Session<Stream>, Stream>;
+class Session : public BasicSession<Session<Stream>, Stream, Shared> {
+  using Base = BasicSession<Session<Stream>, Stream, Shared>;
   friend Base;
+  using Base::close;
   using Base::kTls;
   using Base::req_;
+  using Base::shared_;
   using Base::socket;
   using Base::stream_;
+  using Base::timer_;
 
  public:
-  template <typename... StreamArgs>
-  explicit Session(std::shared_ptr<Shared> shared, StreamArgs&&... args)
-      : Base(std::forward<StreamArgs>(args)...),
-        shared_(std::move(shared)),
-        timer_(stream_.get_executor()) {}
+  using Base::Base;
 
  private:
   void onHandshakeFailed() { ++shared_->failedHandshakes; }
@@ -130,14 +129,6 @@ class Session : public BasicSession<Session<Stream>, Stream> {
                              });
   }
 
-  // No TLS close_notify: a cut-off reply must look cut off.
-  void close() {
-    timer_.cancel();
-    this->closeSocket(tcp::socket::shutdown_send);
-  }
-
-  std::shared_ptr<Shared> shared_;
-  net::steady_timer timer_;
   TestHttpServer::Reply reply_;
   size_t next_ = 0;
   std::array<char, 1024> sink_{};

@@ -71,18 +71,17 @@ std::string head(unsigned status, std::string_view contentType, size_t contentLe
 
 // One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
 template <typename Stream>
-class Session : public BasicSession<Session<Stream>, Stream> {
-  using Base = BasicSession<Session<Stream>, Stream>;
+class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
+  using Base = BasicSession<Session<Stream>, Stream, SharedState>;
   friend Base;
+  using Base::close;
   using Base::req_;
+  using Base::shared_;
   using Base::stream_;
+  using Base::timer_;
 
  public:
-  template <typename... StreamArgs>
-  explicit Session(std::shared_ptr<SharedState> shared, StreamArgs&&... args)
-      : Base(std::forward<StreamArgs>(args)...),
-        shared_(std::move(shared)),
-        timer_(stream_.get_executor()) {}
+  using Base::Base;
 
  private:
   void onRequest() {
@@ -180,14 +179,6 @@ class Session : public BasicSession<Session<Stream>, Stream> {
                      });
   }
 
-  // No TLS close_notify: the client has its reply (or is meant to see it cut off).
-  void close() {
-    timer_.cancel();
-    this->closeSocket(tcp::socket::shutdown_send);
-  }
-
-  std::shared_ptr<SharedState> shared_;
-  net::steady_timer timer_;
   std::string head_;
   std::shared_ptr<const std::string> body_;
   size_t hugeLeft_ = 0;

@@ -1,14 +1,13 @@
 // The Beast plumbing the test servers (TestKubelet, TestHttpServer, TestApiServer)
 // share: a listening acceptor, an accept loop, one session per connection over
-// plain TCP or TLS, the TLS handshake, reading a request, and closing. What a
-// server answers is its own: its Session derives from BasicSession (CRTP) and
-// supplies onRequest() and close(); it may add onHandshakeFailed().
+// plain TCP or TLS, the TLS handshake, reading a request, a timer, and closing.
+// What a server answers is its own: its Session derives from BasicSession (CRTP)
+// and supplies onRequest(); it may replace close() and onHandshakeFailed().
 //
 // Decisions: header only (the sessions are templates over the stream); sessions
-// run on the server's io thread only, so nothing here locks; close is the
-// server's, because what it cancels (timers, watches) and how it shuts the socket
-// down differ, but none sends a TLS close_notify (a cut-off reply must look cut
-// off), which closeSocket() does for all of them.
+// run on the server's io thread only, so nothing here locks; no close sends a TLS
+// close_notify (a cut-off reply must look cut off): closeSocket() shuts the TCP
+// socket down and closes it, for the default close() and a server's own.
 #pragma once
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
@@ -16,6 +15,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdint>
@@ -34,13 +34,20 @@ namespace http = boost::beast::http;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
 
-// One connection. Stream is tcp::socket or ssl::stream<tcp::socket>. Derived must
-// be made with std::make_shared and give BasicSession access to onRequest() and
-// close() (e.g. `friend Base;`).
-template <typename Derived, typename Stream>
+// One connection. Stream is tcp::socket or ssl::stream<tcp::socket>; Shared is
+// what the server's thread and the test's share. Derived must be made with
+// std::make_shared (it can inherit the constructor: `using Base::Base;`), give
+// BasicSession access to its onRequest() (e.g. `friend Base;`), and may replace
+// close() and onHandshakeFailed().
+template <typename Derived, typename Stream, typename Shared>
 class BasicSession : public std::enable_shared_from_this<Derived> {
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, tcp::socket>;
+
+  // The stream is made from streamArgs: a socket, then the TLS context if TLS.
+  template <typename... StreamArgs>
+  explicit BasicSession(std::shared_ptr<Shared> shared, StreamArgs&&... streamArgs)
+      : shared_(std::move(shared)), stream_(std::forward<StreamArgs>(streamArgs)...) {}
 
   // The handshake if TLS, then the first request.
   void start() {
@@ -59,9 +66,6 @@ class BasicSession : public std::enable_shared_from_this<Derived> {
   }
 
  protected:
-  template <typename... StreamArgs>
-  explicit BasicSession(StreamArgs&&... args) : stream_(std::forward<StreamArgs>(args)...) {}
-
   std::shared_ptr<Derived> self() { return this->shared_from_this(); }
 
   tcp::socket& socket() {
@@ -88,6 +92,12 @@ class BasicSession : public std::enable_shared_from_this<Derived> {
   // The default: a failed handshake only closes.
   void onHandshakeFailed() {}
 
+  // The default close: timer_ cancelled, no more sends, the socket closed.
+  void close() {
+    timer_.cancel();
+    closeSocket(tcp::socket::shutdown_send);
+  }
+
   // Shuts the socket down and closes it, errors ignored; no TLS close_notify.
   void closeSocket(tcp::socket::shutdown_type how) {
     error_code ignored;
@@ -95,9 +105,12 @@ class BasicSession : public std::enable_shared_from_this<Derived> {
     socket().close(ignored);
   }
 
+  std::shared_ptr<Shared> shared_;
   Stream stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> req_;
+  // For Derived's delays and deadlines; the default close() cancels it.
+  net::steady_timer timer_{stream_.get_executor()};
 };
 
 // Opens acceptor on address:port (port 0: any free one) with reuse_address and
