@@ -412,7 +412,7 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
 
 }  // namespace
 
-struct TestApiServer::Impl {
+struct TestApiServer::Impl : session::ServerLoop<Shared> {
   // Runs f on the io thread and waits for it: the acceptor and the sessions are
   // only ever touched there.
   template <typename F>
@@ -435,8 +435,8 @@ struct TestApiServer::Impl {
     port = session::listen(acceptor, "127.0.0.1", port);
     session::acceptEach(acceptor, [this](tcp::socket socket) {
       sessions.remove_if([](const std::weak_ptr<SessionBase>& s) { return s.expired(); });
-      sessions.push_back(session::startSession<Session, SessionBase>(tls ? &*tls : nullptr,
-                                                                     std::move(socket), shared));
+      sessions.push_back(
+          session::startSession<Session, SessionBase>(tlsOrNull(), std::move(socket), shared));
     });
   }
 
@@ -463,17 +463,11 @@ struct TestApiServer::Impl {
     return *t;
   }
 
-  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   std::list<std::weak_ptr<SessionBase>> sessions;
   std::optional<TempTree> dir;  // the CA's PEM file
   std::string caFile;
-  // Declared before io: sessions still queued in io hold SSL objects made from it.
-  std::optional<ssl::context> tls;
-  net::io_context io;
+  // io runs while the server is stopped (no acceptor, no sessions) for start().
   net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
-  tcp::acceptor acceptor{io};
-  uint16_t port = 0;
-  std::thread thread;
 };
 
 TestApiServer::TestApiServer() : TestApiServer(Options{}) {}
@@ -488,10 +482,7 @@ TestApiServer::TestApiServer(Options options) : impl_(std::make_unique<Impl>()) 
     impl_->dir.emplace();
     impl_->dir->write("ca.crt", ca.certPem());
     impl_->caFile = impl_->dir->path("ca.crt");
-    impl_->tls.emplace(ssl::context::tls_server);
-    if (const error_code ec = session::useServerCertificate(*impl_->tls, server)) {
-      throw std::runtime_error("test apiserver: server certificate: " + ec.message());
-    }
+    impl_->useTls(server, "test apiserver");
   }
   impl_->listen();
   impl_->thread = std::thread([this] { impl_->io.run(); });
@@ -499,8 +490,7 @@ TestApiServer::TestApiServer(Options options) : impl_(std::make_unique<Impl>()) 
 
 TestApiServer::~TestApiServer() {
   impl_->onIo([this] { impl_->dropAll(); });
-  impl_->io.stop();
-  impl_->thread.join();
+  impl_->stop();
 }
 
 uint16_t TestApiServer::port() const { return impl_->port; }

@@ -18,10 +18,8 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <mutex>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "tests/support/test_certs.h"
 #include "tests/support/test_session.h"
@@ -170,24 +168,11 @@ std::string TestHttpServer::chunk(std::string_view data) {
   return out.str();
 }
 
-struct TestHttpServer::Impl {
+struct TestHttpServer::Impl : session::ServerLoop<Shared> {
   explicit Impl(Options opts) : options(opts) {}
-
-  void accept() {
-    session::acceptEach(acceptor, [this](tcp::socket socket) {
-      session::startSession<Session>(tls ? &*tls : nullptr, std::move(socket), shared);
-    });
-  }
 
   Options options;
   std::string caPem, otherCaPem, clientCertPem, clientKeyPem;
-  // Declared before io: sessions still queued in io hold SSL objects made from it.
-  std::optional<ssl::context> tls;
-  net::io_context io;
-  tcp::acceptor acceptor{io};
-  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-  uint16_t port = 0;
-  std::thread thread;
 };
 
 TestHttpServer::TestHttpServer() : TestHttpServer(Options{}) {}
@@ -202,23 +187,18 @@ TestHttpServer::TestHttpServer(Options options) : impl_(std::make_unique<Impl>(o
     s.otherCaPem = TestCa("unrelated-ca").certPem();
     s.clientCertPem = client.cert;
     s.clientKeyPem = client.key;
-    s.tls.emplace(ssl::context::tls_server);
-    error_code ec = session::useServerCertificate(*s.tls, server);
-    if (!ec && s.options.requireClientCert) {
+    s.useTls(server, "test http server");
+    if (s.options.requireClientCert) {
+      error_code ec;
       s.tls->add_certificate_authority(net::buffer(s.caPem), ec);
       if (!ec) s.tls->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, ec);
+      if (ec) throw std::runtime_error("test http server: client CA: " + ec.message());
     }
-    if (ec) throw std::runtime_error("test http server: TLS set-up: " + ec.message());
   }
-  s.port = session::listen(s.acceptor, "127.0.0.1");
-  s.accept();
-  s.thread = std::thread([&s] { s.io.run(); });
+  s.serve<Session>("127.0.0.1");
 }
 
-TestHttpServer::~TestHttpServer() {
-  impl_->io.stop();
-  impl_->thread.join();
-}
+TestHttpServer::~TestHttpServer() { impl_->stop(); }
 
 void TestHttpServer::setHandler(Handler handler) {
   std::lock_guard lock(impl_->shared->mu);

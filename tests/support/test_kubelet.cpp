@@ -20,7 +20,6 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_certs.h"
@@ -186,14 +185,8 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
 
 }  // namespace
 
-struct TestKubelet::Impl {
+struct TestKubelet::Impl : session::ServerLoop<SharedState> {
   explicit Impl(Options opts) : options(std::move(opts)) {}
-
-  void accept() {
-    session::acceptEach(acceptor, [this](tcp::socket socket) {
-      session::startSession<Session>(tls ? &*tls : nullptr, std::move(socket), shared);
-    });
-  }
 
   template <typename F>
   void update(F change) {
@@ -205,13 +198,6 @@ struct TestKubelet::Impl {
   std::optional<TempTree> dir;
   std::string caFile;
   std::string otherCaFile;
-  // Declared before io: sessions still queued in io hold SSL objects made from it.
-  std::optional<ssl::context> tls;
-  net::io_context io;
-  tcp::acceptor acceptor{io};
-  std::shared_ptr<SharedState> shared = std::make_shared<SharedState>();
-  uint16_t port = 0;
-  std::thread thread;
 };
 
 TestKubelet::TestKubelet() : TestKubelet(Options{}) {}
@@ -228,20 +214,12 @@ TestKubelet::TestKubelet(Options options) : impl_(std::make_unique<Impl>(std::mo
     s.caFile = s.dir->path("ca.crt");
     s.otherCaFile = s.dir->path("other-ca.crt");
 
-    s.tls.emplace(ssl::context::tls_server);
-    if (const error_code ec = session::useServerCertificate(*s.tls, server)) {
-      throw std::runtime_error("test kubelet: server certificate: " + ec.message());
-    }
+    s.useTls(server, "test kubelet");
   }
-  s.port = session::listen(s.acceptor, s.options.address);
-  s.accept();
-  s.thread = std::thread([&s] { s.io.run(); });
+  s.serve<Session>(s.options.address);
 }
 
-TestKubelet::~TestKubelet() {
-  impl_->io.stop();
-  impl_->thread.join();
-}
+TestKubelet::~TestKubelet() { impl_->stop(); }
 
 uint16_t TestKubelet::port() const { return impl_->port; }
 const std::string& TestKubelet::address() const { return impl_->options.address; }

@@ -20,7 +20,10 @@
 #include <boost/beast/http.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 #include "tests/support/test_certs.h"
@@ -151,12 +154,51 @@ std::shared_ptr<As> startSession(ssl::context* tls, tcp::socket socket, Args&&..
   return s;
 }
 
-// Puts the server's certificate chain and key into tls; the error, if any.
-inline error_code useServerCertificate(ssl::context& tls, const PemPair& server) {
-  error_code ec;
-  tls.use_certificate_chain(net::buffer(server.cert), ec);
-  if (!ec) tls.use_private_key(net::buffer(server.key), ssl::context::pem, ec);
-  return ec;
-}
+// A server's io side: its shared state, TLS context (if TLS), io_context,
+// acceptor, port and thread. A server's Impl derives from it, sets up tls, then
+// serve()s (or listens its own way and runs io on thread).
+template <typename Shared>
+struct ServerLoop {
+  ServerLoop() = default;
+  ServerLoop(const ServerLoop&) = delete;
+  ServerLoop& operator=(const ServerLoop&) = delete;
+  ~ServerLoop() { stop(); }
+
+  // Serves TLS with server's certificate chain and key; throws naming who.
+  void useTls(const PemPair& server, const std::string& who) {
+    tls.emplace(ssl::context::tls_server);
+    error_code ec;
+    tls->use_certificate_chain(net::buffer(server.cert), ec);
+    if (!ec) tls->use_private_key(net::buffer(server.key), ssl::context::pem, ec);
+    if (ec) throw std::runtime_error(who + ": server certificate: " + ec.message());
+  }
+
+  ssl::context* tlsOrNull() { return tls ? &*tls : nullptr; }
+
+  // Listens on address (any free port), starts a SessionT<stream> per connection,
+  // and runs io on thread until stop().
+  template <template <typename> class SessionT>
+  void serve(const std::string& address) {
+    port = session::listen(acceptor, address);
+    acceptEach(acceptor, [this](tcp::socket socket) {
+      startSession<SessionT>(tlsOrNull(), std::move(socket), shared);
+    });
+    thread = std::thread([this] { io.run(); });
+  }
+
+  // Stops io and joins thread; again is harmless.
+  void stop() {
+    io.stop();
+    if (thread.joinable()) thread.join();
+  }
+
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  // Declared before io: sessions still queued in io hold SSL objects made from it.
+  std::optional<ssl::context> tls;
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  uint16_t port = 0;
+  std::thread thread;
+};
 
 }  // namespace koord::test::session
