@@ -102,6 +102,13 @@ struct Watched {
   }
 };
 
+// Watches the pods with the given idle timeout until the watch ends, into w.
+void watchPodsToEnd(net::io_context& io, ApiClient& client, std::chrono::milliseconds idle,
+                    Watched& w) {
+  client.watch(get("/api/v1/pods?watch=true", "pods"), idle, w.handlers());
+  REQUIRE(runUntil(io, [&] { return w.end.has_value(); }));
+}
+
 uint16_t unusedPort() {
   net::io_context io;
   net::ip::tcp::acceptor acceptor(io, {net::ip::make_address("127.0.0.1"), 0});
@@ -299,8 +306,7 @@ TEST_CASE("a chunked stream is delivered in pieces as they arrive", "[api-client
   ApiClient client(io, configFor(server), clock);
 
   Watched w;
-  client.watch(get("/api/v1/pods?watch=true", "pods"), 10s, w.handlers());
-  REQUIRE(runUntil(io, [&] { return w.end.has_value(); }));
+  watchPodsToEnd(io, client, 10s, w);
   INFO((w.end->ok() ? std::string("ok") : w.end->error().message));
   CHECK(w.end->ok());
   CHECK(w.status == 200u);
@@ -329,8 +335,7 @@ TEST_CASE("a stream that goes silent ends with an idle timeout; traffic keeps it
   ApiClient client(io, configFor(server), clock);
 
   Watched w;
-  client.watch(get("/api/v1/pods?watch=true", "pods"), 700ms, w.handlers());
-  REQUIRE(runUntil(io, [&] { return w.end.has_value(); }));
+  watchPodsToEnd(io, client, 700ms, w);
   REQUIRE_FALSE(w.end->ok());
   CHECK_THAT(w.end->error().message, Contains("timed out after 700ms idle"));
   CHECK(transportErrorClass(w.end->error()) == "timeout");
@@ -351,8 +356,7 @@ TEST_CASE("a stream cut off mid-chunk ends with an error", "[api-client]") {
   ApiClient client(io, configFor(server), clock);
 
   Watched w;
-  client.watch(get("/api/v1/pods?watch=true", "pods"), 10s, w.handlers());
-  REQUIRE(runUntil(io, [&] { return w.end.has_value(); }));
+  watchPodsToEnd(io, client, 10s, w);
   REQUIRE_FALSE(w.end->ok());
   CHECK_THAT(w.end->error().message, Contains("reply cut off"));
   CHECK_THAT(w.joined(), StartsWith("whole"));
@@ -368,8 +372,7 @@ TEST_CASE("a watch that fails before a reply ends with the error and is counted 
   ApiClient client(io, config, clock);
 
   Watched w;
-  client.watch(get("/api/v1/pods?watch=true", "pods"), 5s, w.handlers());
-  REQUIRE(runUntil(io, [&] { return w.end.has_value(); }));
+  watchPodsToEnd(io, client, 5s, w);
   REQUIRE_FALSE(w.end->ok());
   CHECK_THAT(w.end->error().message, Contains("Connection refused"));
   CHECK_FALSE(w.status.has_value());
@@ -481,8 +484,7 @@ TEST_CASE("a 429 reply brings its Retry-After, to a request and to a watch", "[a
   CHECK(reply->retryAfter == std::chrono::seconds(7));
 
   Watched w;
-  client.watch(get("/api/v1/pods?watch=true", "pods"), 10s, w.handlers());
-  REQUIRE(runUntil(io, [&] { return w.end.has_value(); }));
+  watchPodsToEnd(io, client, 10s, w);
   INFO((w.end->ok() ? std::string("ok") : w.end->error().message));
   CHECK(w.end->ok());
   CHECK(w.status == 429u);
