@@ -28,6 +28,12 @@ nlohmann::json informerHealth(const ObjectInformer& i) {
   return j;
 }
 
+// A status whose nodeMetric.nodeUsage has resources: something was collected.
+bool hasNodeUsage(const nlohmann::json& status) {
+  const auto ptr = "/nodeMetric/nodeUsage/resources"_json_pointer;
+  return status.is_object() && status.contains(ptr) && !status[ptr].empty();
+}
+
 std::function<double()> jitterSource() {
   auto gen = std::make_shared<std::mt19937_64>(std::random_device{}());
   return [gen] { return std::uniform_real_distribution<double>(0.0, 1.0)(*gen); };
@@ -62,7 +68,8 @@ ClusterLink::ClusterLink(boost::asio::io_context& io, ApiConfig api, const Optio
       reportTimer_(io) {
   ApiClientConfig cc;
   cc.api = api_;
-  cc.userAgent = std::string("koordlet-cpp/") + KOORDLET_VERSION;
+  // client-go's shape: name/version (os/arch) and the build.
+  cc.userAgent = std::string("koordlet-cpp/") + KOORDLET_RELEASE + " (linux) " + KOORDLET_VERSION;
   cc.qps = opts.kubeApiQps;
   cc.burst = opts.kubeApiBurst;
   client_ = std::make_unique<ApiClient>(io, std::move(cc), clock);
@@ -107,12 +114,17 @@ void ClusterLink::start() {
   nodeMetric_->onChange([this](const std::optional<nlohmann::json>& o) {
     if (!reporter_) return;
     if (!o) {
+      nodeMetricPresent_ = false;
       reportSkipped_ = "no NodeMetric " + opts_.nodeName + " (koord-manager creates it)";
       return;
     }
-    // The first sight of the object reports at once (koordlet's wait.Until starts
-    // with a run); later changes (our own status updates among them) do not.
-    if (!reportArmed_) reportNow();
+    // The object appearing (first seen, or created again) reports at once; later
+    // changes (our own status updates among them) wait for the interval.
+    if (!nodeMetricPresent_) {
+      nodeMetricPresent_ = true;
+      reportTimer_.cancel();
+      reportNow();
+    }
   });
   reportSkipped_ = reporter_ ? "no NodeMetric " + opts_.nodeName + " seen yet" : "disabled";
   node_->start();
@@ -145,13 +157,25 @@ void ClusterLink::reportNow() {
   if (!reporter_ || !running_) return;
   const auto& object = nodeMetric_->object();
   if (!object) {
-    // Deleted meanwhile: wait for it to come back (the change callback re-arms).
+    // Deleted meanwhile: wait for it to come back (the change callback reports).
     reportArmed_ = false;
     return;
   }
-  const auto every = interval_ ? interval_(*object) : std::chrono::seconds(60);
+  const std::chrono::nanoseconds every = interval_ ? interval_(*object) : std::chrono::seconds(60);
+  auto status = std::make_shared<Result<nlohmann::json>>(buildStatus_(*object));
+  if (status->ok() && !hasNodeUsage(**status)) {
+    // Nothing collected yet (the agent just started): an empty nodeUsage would read
+    // as zero usage to koord-manager. Try again shortly.
+    reportSkipped_ = "no node usage sampled yet";
+    scheduleReport(std::min<std::chrono::nanoseconds>(every, kFirstReportRetry));
+    return;
+  }
   reportSkipped_.clear();
-  reporter_->report(*object, [this, obj = *object]() { return buildStatus_(obj); });
+  // The status just built is sent first; a retry after a 409 builds a fresh one.
+  reporter_->report(*object, [this, obj = *object, status]() {
+    if (auto first = std::exchange(*status, makeError("")); first.ok()) return first;
+    return buildStatus_(obj);
+  });
   scheduleReport(every);
 }
 

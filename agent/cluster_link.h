@@ -95,6 +95,8 @@ class ClusterLink {
   ObjectFn onNodeSlo_;
   boost::asio::steady_timer reportTimer_;
   bool reportArmed_ = false;
+  bool nodeMetricPresent_ = false;  // the NodeMetric exists (as last seen)
+  static constexpr std::chrono::seconds kFirstReportRetry{5};
   std::string reportSkipped_;  // why no report is being made, for /readyz
   bool running_ = false;
 };

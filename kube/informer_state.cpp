@@ -33,6 +33,7 @@ void InformerState::listed(std::string resourceVersion, std::optional<nlohmann::
   object_ = std::move(object);
   synced_ = true;
   goneOnce_ = false;
+  lastFailureTransport_ = false;
   backoff_.reset();
   pending_ = rv_.empty() ? Pending::kList : Pending::kWatch;
   if (rv_.empty()) {
@@ -63,6 +64,7 @@ bool InformerState::event(const WatchEvent& e) {
   rv_ = e.resourceVersion;
   backoff_.reset();
   goneOnce_ = false;
+  lastFailureTransport_ = false;
   pending_ = Pending::kWatch;
   return true;
 }
@@ -78,10 +80,17 @@ void InformerState::failed(unsigned httpStatus, std::optional<std::chrono::secon
       return;
     }
   }
-  std::chrono::nanoseconds wait = backoff_.next();
-  if (retryAfter && *retryAfter > wait)
-    wait = std::min<std::chrono::nanoseconds>(*retryAfter, kMaxRetryAfter);
-  waitFor_ = wait;
+  // A reply after failures without one: the server is back. Its first answers may
+  // still be errors (a 429 while its storage initialises, a 403 before its RBAC
+  // cache is loaded); the back-off grown during the outage must not delay them.
+  if (httpStatus != 0 && lastFailureTransport_) backoff_.reset();
+  lastFailureTransport_ = httpStatus == 0;
+  if (retryAfter && (httpStatus == 429 || httpStatus == 503)) {
+    // The server says when: wait that, not the back-off (client-go does the same).
+    waitFor_ = std::min<std::chrono::nanoseconds>(*retryAfter, kMaxRetryAfter);
+  } else {
+    waitFor_ = backoff_.next();
+  }
   pending_ = Pending::kWaitThenResume;
 }
 

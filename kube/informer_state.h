@@ -16,9 +16,14 @@
 //    compacted: LIST again, at once the first time, with back-off if it repeats.
 //  * Anything else that fails (transport, timeout, a watch silent past its timeout,
 //    5xx, 401/403, a malformed event): wait the back-off and resume — watch from
-//    the last resourceVersion when there is one, else list. A 429's Retry-After is
-//    waited when longer than the back-off (at most 5 minutes: a server's typo must
-//    not park the informer for a day).
+//    the last resourceVersion when there is one, else list. A 429's or 503's
+//    Retry-After is waited instead of the back-off (at most 5 minutes: a server's
+//    typo must not park the informer for a day), as client-go does: a server that
+//    is initialising says "retry in 1 s" and means it.
+//  * The first HTTP reply after failures without one (the server is back) starts
+//    the back-off again from its initial wait, so the errors a restarting server
+//    gives for its first seconds (429, a 403 before its RBAC cache is loaded) do
+//    not inherit the outage's 30 s.
 //  * Back-off: 800 ms doubling to a 30 s cap, each wait jittered to [d, 2d)
 //    (capped at 30 s), back to 800 ms once a watch delivered an event or a list
 //    succeeded. The jitter's random source is injected (tests fix it).
@@ -94,6 +99,7 @@ class InformerState {
   enum class Pending { kList, kWatch, kWaitThenResume } pending_ = Pending::kList;
   std::chrono::nanoseconds waitFor_{};
   bool goneOnce_ = false;  // a 410 re-listed at once; another one before success backs off
+  bool lastFailureTransport_ = false;  // the last failure had no HTTP reply
 };
 
 }  // namespace koord

@@ -204,11 +204,18 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
       ++events_;
       lastHeard_ = clock_->wallNow();
       if (e.type == WatchEventType::kError) {
-        ++watchFailures_;
         const std::string source = "watch " + config_.resource + "/" + config_.name;
-        lastError_ =
-            source + ": ERROR event, code " + std::to_string(e.statusCode) + ": " + e.message;
-        failures_.failure("kube-api " + config_.resource, Severity::kWarning, lastError_);
+        if (e.statusCode == 410) {
+          // Expired: the normal end of a watch whose history the server compacted
+          // (after its restart, or a long disconnect). Re-list; not a failure.
+          KLOG_INFO << source << ": resourceVersion " << state_.resourceVersion() << " expired ("
+                    << e.message << "), listing again";
+        } else {
+          ++watchFailures_;
+          lastError_ =
+              source + ": ERROR event, code " + std::to_string(e.statusCode) + ": " + e.message;
+          failures_.failure("kube-api " + config_.resource, Severity::kWarning, lastError_);
+        }
         state_.event(e);
         finish();
         return false;

@@ -160,7 +160,8 @@ Exporter::Exporter(std::string nodeName, std::string version)
            .Add(node);
   configErrors_ =
       &counterFamily("koordlet_config_reload_errors_total",
-                     "Reloads of the --config file rejected; the last good config stays")
+                     "NodeSLO versions rejected (--config file contents and cluster NodeSLO "
+                     "objects); the last good config stays")
            .Add(node);
   configGood_ = &gaugeFamily("koordlet_config_last_reload_successful",
                              "1 when the last read of the --config file was accepted, else 0")

@@ -111,7 +111,7 @@ TEST_CASE(
   CHECK(s.next().wait == 1200ms);
 }
 
-TEST_CASE("A 429's Retry-After is waited when longer than the back-off, at most 5 minutes") {
+TEST_CASE("A 429's or 503's Retry-After is waited instead of the back-off, at most 5 minutes") {
   InformerState s([] { return 0.0; });
   s.next();
   s.failed(429, 7s);
@@ -119,8 +119,41 @@ TEST_CASE("A 429's Retry-After is waited when longer than the back-off, at most 
   CHECK(s.next().step == Step::kList);  // never listed: list again
   s.failed(429, std::chrono::seconds(86400));
   CHECK(s.next().wait == 5min);
+  s.next();
+  // A short Retry-After is taken as said, even with a longer back-off built up.
+  for (int i = 0; i < 5; ++i) {
+    s.failed(500);
+    s.next();
+    s.next();
+  }
   s.failed(503, 1s);
-  CHECK(s.next().wait == 3200ms);  // the back-off (800 ms doubled twice) is longer
+  CHECK(s.next().wait == 1s);
+  // Without Retry-After a 429 backs off like any failure.
+  s.next();
+  s.failed(429);
+  CHECK(s.next().wait > 1s);
+}
+
+TEST_CASE("The first reply after an outage starts the back-off again from 800 ms") {
+  InformerState s([] { return 0.0; });
+  s.next();
+  s.listed("10", std::nullopt);
+  s.next();
+  // The server is down: transport failures grow the back-off to its cap.
+  for (int i = 0; i < 8; ++i) {
+    s.failed(0);
+    s.next();
+    s.next();
+  }
+  s.failed(0);
+  CHECK(s.next().wait == 30s);
+  s.next();
+  // Back, but not ready: a 403 before its RBAC cache is loaded.
+  s.failed(403);
+  CHECK(s.next().wait == 800ms);
+  s.next();
+  s.failed(403);
+  CHECK(s.next().wait == 1600ms);  // a 403 that stays backs off as usual
 }
 
 TEST_CASE("A list failure before the first success keeps the informer unsynced and re-lists") {
