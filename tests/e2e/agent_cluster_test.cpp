@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -205,6 +206,15 @@ TEST_CASE(
                : "reservation source " + source;
   });
   if (!why.empty()) failWith("Node reservation", why);
+  // Its allocatable memory is memory QoS's node limit (taken at the QoS rounds).
+  why = waitFor(kPhase, [&]() -> std::string {
+    json c = configJson(port);
+    const std::string source = c.is_object() ? c["node"]["allocatableMemorySource"].dump() : "";
+    return source.find("Node status.allocatable.memory") != std::string::npos
+               ? ""
+               : "allocatable source " + source;
+  });
+  if (!why.empty()) failWith("Node allocatable memory", why);
 
   // 3. A NodeSLO edit reaches /config without a restart: the figure.
   api.put("nodeslos", nodeSlo({{"enable", true}, {"cpuSuppressThresholdPercent", 65}}));
@@ -266,13 +276,42 @@ TEST_CASE(
   CHECK(std::is_sorted(reportedPods.begin(), reportedPods.end()));
   CHECK(reportedPods == running);
 
-  // 6. The API server restarts, losing every watch; an edit after it still arrives.
+  // 6. The strategies follow the NodeSLO: suppress stops when it is disabled there
+  // and runs again when enabled.
+  auto suppressRunning = [&]() -> std::optional<bool> {
+    json c = configJson(port);
+    const auto ptr = "/strategies/cpuSuppress/running"_json_pointer;
+    if (!c.is_object() || !c.contains(ptr)) return std::nullopt;
+    return c[ptr].get<bool>();
+  };
+  why = waitFor(kPhase, [&] { return suppressRunning() == true ? "" : "suppress not running"; });
+  if (!why.empty()) failWith("suppress running on the cluster NodeSLO", why);
+  api.put("nodeslos", nodeSlo({{"enable", false}, {"cpuSuppressThresholdPercent", 65}}));
+  why = waitFor(kPhase, [&] { return suppressRunning() == false ? "" : "suppress still running"; });
+  if (!why.empty()) failWith("suppress off by the NodeSLO", why);
+
+  // 7. The API server down: /readyz stays 200 and says so; QoS goes on.
+  api.stop();
+  why = waitFor(kPhase, [&]() -> std::string {
+    auto r = httpGet(port, "/readyz");
+    if (!r) return "/readyz: no reply";
+    if (r->status != 200) return "/readyz " + std::to_string(r->status) + ": " + r->body;
+    return r->body.find(", unreachable") != std::string::npos ? ""
+                                                              : "no 'unreachable' in\n" + r->body;
+  });
+  if (!why.empty()) failWith("/readyz with the API down", why);
+  CHECK(thresholdOf(configJson(port)) == 65);  // the last good NodeSLO stays
+  api.start();
+
+  // 8. The API server restarts, losing every watch; an edit after it still arrives.
   api.restart();
   api.put("nodeslos", nodeSlo({{"enable", true}, {"cpuSuppressThresholdPercent", 70}}));
   why = waitFor(kPhase, [&] { return thresholdOf(configJson(port)) == 70 ? "" : "not yet"; });
   if (!why.empty()) failWith("after the API restart", why);
+  why = waitFor(kPhase, [&] { return suppressRunning() == true ? "" : "suppress not back"; });
+  if (!why.empty()) failWith("suppress on again by the NodeSLO", why);
 
-  // 7. Counts, watches and the User-Agent.
+  // 9. Counts, watches and the User-Agent.
   m = httpGet(port, "/metrics");
   REQUIRE(m);
   Scrape after(m->body);
