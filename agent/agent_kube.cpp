@@ -42,7 +42,8 @@ Status Agent::startCluster() {
 void Agent::applyNodeSlo(const std::optional<nlohmann::json>& nodeSlo) {
   const uint64_t before = config_.generation();
   if (!nodeSlo) {
-    config_.clusterDeleted();
+    // Deleted; or absent from the first list, which is no deletion of anything.
+    if (config_.hasCluster()) config_.clusterDeleted();
   } else {
     (void)config_.applyClusterObject(*nodeSlo);  // a rejection is counted and logged there
   }

@@ -120,8 +120,11 @@ void ClusterLink::start() {
     }
     // The object appearing (first seen, or created again) reports at once; later
     // changes (our own status updates among them) wait for the interval.
-    if (!nodeMetricPresent_) {
+    // A new uid is the object deleted and created again while the watch was away.
+    const std::string uid = o->value("/metadata/uid"_json_pointer, std::string());
+    if (!nodeMetricPresent_ || uid != nodeMetricUid_) {
       nodeMetricPresent_ = true;
+      nodeMetricUid_ = uid;
       reportTimer_.cancel();
       reportNow();
     }
@@ -137,6 +140,7 @@ void ClusterLink::stop() {
   running_ = false;
   reportTimer_.cancel();
   reportArmed_ = false;
+  nodeMetricPresent_ = false;  // a later start() reports when it sees the object again
   if (reporter_) reporter_->cancel();
   node_->stop();
   nodeSlo_->stop();
@@ -170,12 +174,13 @@ void ClusterLink::reportNow() {
     scheduleReport(std::min<std::chrono::nanoseconds>(every, kFirstReportRetry));
     return;
   }
-  reportSkipped_.clear();
   // The status just built is sent first; a retry after a 409 builds a fresh one.
-  reporter_->report(*object, [this, obj = *object, status]() {
-    if (auto first = std::exchange(*status, makeError("")); first.ok()) return first;
-    return buildStatus_(obj);
+  auto used = std::make_shared<bool>(false);
+  const bool started = reporter_->report(*object, [this, obj = *object, status, used]() {
+    if (std::exchange(*used, true)) return buildStatus_(obj);
+    return std::move(*status);
   });
+  if (started) reportSkipped_.clear();
   scheduleReport(every);
 }
 

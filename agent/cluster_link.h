@@ -67,7 +67,7 @@ class ClusterLink {
   const ObjectInformer& nodeMetric() const { return *nodeMetric_; }
   const StatusReporter* reporter() const { return reporter_.get(); }
 
-  // The API answered the last request of any informer (a list or a watch opened).
+  // A watch on the API server is open (the API answers).
   bool reachable() const;
   // For /readyz: {"server", "source", "reachable", "watches": {resource: {...}},
   // "nodeMetric": {...}}.
@@ -96,6 +96,7 @@ class ClusterLink {
   boost::asio::steady_timer reportTimer_;
   bool reportArmed_ = false;
   bool nodeMetricPresent_ = false;  // the NodeMetric exists (as last seen)
+  std::string nodeMetricUid_;       // its metadata.uid
   static constexpr std::chrono::seconds kFirstReportRetry{5};
   std::string reportSkipped_;  // why no report is being made, for /readyz
   bool running_ = false;

@@ -299,9 +299,10 @@ void ApiClient::Impl::launch(RequestId id) {
     auto found = self->pending.find(id);
     if (found == self->pending.end()) return false;
     auto onData = found->second.handlers.onData;
+    const auto mine = id;  // this closure may be gone once the handler cancels
     const bool more = !onData || onData(bytes);
     // Stopped by the handler: as cancel(), no onEnd; forget the entry.
-    if (!more) self->pending.erase(id);
+    if (!more) self->pending.erase(mine);
     return more;
   };
   h.onEnd = [weak, id, verb, resource](Status end) {

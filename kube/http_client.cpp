@@ -407,7 +407,10 @@ void Exchange::onHeader(error_code ec) {
   const auto& res = streamed_->get();
   if (p_.handlers.onHeader) {
     auto retryAfter = parseRetryAfter(res[http::field::retry_after]);
-    guarded(p_.logName, p_.what, [&] { p_.handlers.onHeader(res.result_int(), retryAfter); });
+    // A copy: the handler may cancel this exchange, which clears p_.handlers and
+    // would destroy the closure while it runs.
+    auto onHeader = p_.handlers.onHeader;
+    guarded(p_.logName, p_.what, [&] { onHeader(res.result_int(), retryAfter); });
     if (done_) return;  // cancelled from the handler
   }
   if (streamed_->is_done()) {
@@ -434,8 +437,8 @@ void Exchange::onSome(error_code ec) {
   const size_t n = chunk_.size() - streamed_->get().body().size;
   if (n > 0 && p_.handlers.onData) {
     bool more = true;
-    guarded(p_.logName, p_.what,
-            [&] { more = p_.handlers.onData(std::string_view(chunk_.data(), n)); });
+    auto onData = p_.handlers.onData;  // a copy, as onHeader's
+    guarded(p_.logName, p_.what, [&] { more = onData(std::string_view(chunk_.data(), n)); });
     if (done_) return;
     if (!more) {
       abandon();

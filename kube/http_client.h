@@ -54,7 +54,7 @@ struct HttpTarget {
 
 struct HttpRequest {
   std::string method = "GET";
-  std::string target;  // "/api/v1/pods?watch=true"; checked: no spaces or controls
+  std::string target;  // "/api/v1/pods?watch=true"; the caller keeps spaces and controls out
   std::vector<std::pair<std::string, std::string>> headers;  // besides Host
   std::string body;                                          // sent when non-empty
 };

@@ -7,8 +7,9 @@ namespace koord {
 std::chrono::nanoseconds Backoff::next() {
   double r = random_ ? random_() : 0.0;
   r = std::clamp(r, 0.0, 1.0);
-  const auto jittered = std::chrono::duration_cast<std::chrono::nanoseconds>(base_ * (1.0 + r));
-  const std::chrono::nanoseconds wait = std::min<std::chrono::nanoseconds>(jittered, kCap);
+  // Jitter after the cap, so a fleet retrying an API server that is down does not
+  // fall into step at exactly the cap.
+  const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(base_ * (1.0 + r));
   base_ = std::min<std::chrono::nanoseconds>(base_ * 2, kCap);
   return wait;
 }
@@ -87,7 +88,9 @@ void InformerState::failed(unsigned httpStatus, std::optional<std::chrono::secon
   lastFailureTransport_ = httpStatus == 0;
   if (retryAfter && (httpStatus == 429 || httpStatus == 503)) {
     // The server says when: wait that, not the back-off (client-go does the same).
-    waitFor_ = std::min<std::chrono::nanoseconds>(*retryAfter, kMaxRetryAfter);
+    // At least 1 s: "Retry-After: 0" must not become a loop.
+    waitFor_ =
+        std::clamp<std::chrono::nanoseconds>(*retryAfter, std::chrono::seconds(1), kMaxRetryAfter);
   } else {
     waitFor_ = backoff_.next();
   }

@@ -11,7 +11,9 @@
 //    resourceVersion. Every event's resourceVersion is where the next watch
 //    resumes.
 //  * The server ending a watch cleanly (its timeoutSeconds) is normal: watch again
-//    at once from the last resourceVersion.
+//    at once from the last resourceVersion. A watch that ends within a second
+//    without an event is not (a proxy answering 200 with nothing, client-go's "very
+//    short watch"): the driver reports it as a failure, so it backs off.
 //  * 410 Gone (an ERROR event, or the watch's or list's status): the version is
 //    compacted: LIST again, at once the first time, with back-off if it repeats.
 //  * Anything else that fails (transport, timeout, a watch silent past its timeout,
@@ -24,9 +26,10 @@
 //    the back-off again from its initial wait, so the errors a restarting server
 //    gives for its first seconds (429, a 403 before its RBAC cache is loaded) do
 //    not inherit the outage's 30 s.
-//  * Back-off: 800 ms doubling to a 30 s cap, each wait jittered to [d, 2d)
-//    (capped at 30 s), back to 800 ms once a watch delivered an event or a list
-//    succeeded. The jitter's random source is injected (tests fix it).
+//  * Back-off: 800 ms doubling to a 30 s cap, each wait jittered to [d, 2d) after
+//    the cap (so [30 s, 60 s) at the cap, as client-go), back to 800 ms once a
+//    watch delivered an event or a list succeeded. A Retry-After is waited for at
+//    least 1 s. The jitter's random source is injected (tests fix it).
 #pragma once
 
 #include <chrono>

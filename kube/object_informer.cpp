@@ -3,6 +3,9 @@
 #include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
 
 #include <boost/asio/post.hpp>
+#include <cctype>
+#include <exception>
+#include <string_view>
 
 #include "kube/api_status.h"
 #include "kube/watch_stream.h"
@@ -24,7 +27,37 @@ std::string describe(unsigned status, const std::string& body, const std::string
   return "HTTP " + std::to_string(status);
 }
 
+// A query value, percent-encoded (RFC 3986 unreserved characters kept): a
+// resourceVersion is opaque and a name is the operator's.
+std::string queryValue(std::string_view v) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : v) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// A watch shorter than this that brought no event is a failure, not a normal end.
+constexpr auto kVeryShortWatch = std::chrono::seconds(1);
+
 }  // namespace
+
+void ObjectInformer::notify() {
+  if (!change_) return;
+  try {
+    change_(state_.object());
+  } catch (const std::exception& e) {
+    failures_.failure("kube-api " + config_.resource + " handler", Severity::kError,
+                      "the " + config_.resource + " change handler threw: " + e.what());
+  }
+}
 
 ObjectInformer::ObjectInformer(boost::asio::io_context& io, ApiClient& client,
                                ObjectInformerConfig config, const Clock& clock,
@@ -56,7 +89,7 @@ void ObjectInformer::stop() {
 }
 
 std::string ObjectInformer::selector() const {
-  return "fieldSelector=metadata.name%3D" + config_.name;
+  return "fieldSelector=metadata.name%3D" + queryValue(config_.name);
 }
 
 void ObjectInformer::step() {
@@ -123,16 +156,18 @@ void ObjectInformer::list() {
                  "reply is not a List with items and metadata.resourceVersion");
           } else {
             std::optional<nlohmann::json> object;
+            const auto namePtr = "/metadata/name"_json_pointer;
             for (const auto& item : *items) {
-              if (item.is_object() &&
-                  item.value("/metadata/name"_json_pointer, std::string()) == config_.name) {
+              if (item.is_object() && item.contains(namePtr) && item[namePtr].is_string() &&
+                  item[namePtr].get<std::string>() == config_.name) {
                 object = item;
               }
             }
             const bool changed = object != state_.object() || !state_.synced();
             state_.listed((*meta)["resourceVersion"].get<std::string>(), std::move(object));
             succeeded();
-            if (changed && change_) change_(state_.object());
+            if (changed) notify();
+            if (*epoch != mine) return;  // the handler stopped us
           }
         }
         step();
@@ -148,7 +183,7 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
   req.verb = "WATCH";
   req.resource = config_.resource;
   req.path = config_.collectionPath +
-             "?watch=true&allowWatchBookmarks=true&resourceVersion=" + resourceVersion +
+             "?watch=true&allowWatchBookmarks=true&resourceVersion=" + queryValue(resourceVersion) +
              "&timeoutSeconds=" + std::to_string(timeout.count()) + "&" + selector();
 
   // Per-watch state shared by the handlers.
@@ -158,9 +193,12 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
     std::string errorBody;
     std::unique_ptr<WatchDecoder> decoder;
     bool done = false;  // handled (an ERROR event, a decode error): ignore the rest
+    Clock::Monotonic started{};
+    uint64_t events = 0;
   };
   auto w = std::make_shared<Watch>();
   w->decoder = std::make_unique<WatchDecoder>("watch " + config_.resource + "/" + config_.name);
+  w->started = clock_->now();
   const uint64_t mine = ++*epoch_;
 
   WatchHandlers h;
@@ -220,7 +258,8 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
         finish();
         return false;
       }
-      if (state_.event(e) && change_) change_(state_.object());
+      ++w->events;
+      if (state_.event(e)) notify();
       if (*epoch != mine) return false;  // the callback stopped us
     }
     return true;
@@ -238,6 +277,9 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
     } else if (auto fin = w->decoder->finish(); !fin.ok()) {
       ++watchFailures_;
       fail("watch", 0, std::nullopt, fin.error().message);
+    } else if (w->events == 0 && clock_->now() - w->started < kVeryShortWatch) {
+      ++watchFailures_;
+      fail("watch", 0, std::nullopt, "the watch ended at once without an event");
     } else {
       state_.watchEnded();
     }

@@ -83,6 +83,8 @@ class ObjectInformer {
   void fail(const std::string& what, unsigned httpStatus, std::optional<std::chrono::seconds> ra,
             const std::string& body);
   void succeeded();
+  // Calls the change handler; one that throws is logged, the informer goes on.
+  void notify();
   std::string selector() const;
 
   boost::asio::io_context& io_;

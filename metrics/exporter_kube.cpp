@@ -10,8 +10,8 @@ void Exporter::initKubeApi() {
   // standalone agent exports none.
   kubeApiReachableFamily_ =
       &gaugeFamily("koordlet_kube_api_reachable",
-                   "1 when the API server answered the last request of any watch, else 0 "
-                   "(absent in standalone mode)");
+                   "1 while a watch on the API server is open (it answers), else 0 (absent in "
+                   "standalone mode)");
   kubeApiRequests_ = &counterFamily(
       "koordlet_kube_api_requests_total",
       "Requests to the API server by verb (WATCH for watches), resource and code (the HTTP "

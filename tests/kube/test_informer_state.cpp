@@ -103,8 +103,9 @@ TEST_CASE(
   CHECK(waits[0] == 1200ms);  // 800 ms x 1.5
   CHECK(waits[1] == 2400ms);
   CHECK(waits[2] == 4800ms);
-  CHECK(waits[5] == 30s);  // 25.6 s x 1.5 capped
-  CHECK(waits[7] == 30s);
+  CHECK(waits[5] == 38400ms);  // 25.6 s x 1.5: jitter after the cap
+  CHECK(waits[6] == 45s);      // 30 s (the cap) x 1.5
+  CHECK(waits[7] == 45s);
   // One event resets the back-off.
   s.event(ev(WatchEventType::kModified, "250", slo(61)));
   s.failed(0);
@@ -128,6 +129,9 @@ TEST_CASE("A 429's or 503's Retry-After is waited instead of the back-off, at mo
   }
   s.failed(503, 1s);
   CHECK(s.next().wait == 1s);
+  s.next();
+  s.failed(429, 0s);  // "Retry-After: 0" is not a loop
+  CHECK(s.next().wait == 1s);
   // Without Retry-After a 429 backs off like any failure.
   s.next();
   s.failed(429);
@@ -146,7 +150,7 @@ TEST_CASE("The first reply after an outage starts the back-off again from 800 ms
     s.next();
   }
   s.failed(0);
-  CHECK(s.next().wait == 30s);
+  CHECK(s.next().wait == 30s);  // the cap (jitter 0 here)
   s.next();
   // Back, but not ready: a 403 before its RBAC cache is loaded.
   s.failed(403);
