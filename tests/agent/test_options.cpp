@@ -371,10 +371,9 @@ TEST_CASE("koordlet flags this agent does not implement are accepted and listed 
                       "-runtime-hooks-disable-stages=PreRunPodSandbox", "--vmodule=nri*=4",
                       "--stderrthreshold=WARNING", "-tsdb-path=/other", "--kube-api-qps=50.5",
                       "--log_backtrace_at=main.go:12", "--qos-extension-plugins=Foo=true"});
-  CHECK(o.ignored == std::vector<std::string>{"enable-pprof", "tsdb-path",
-                                              "runtime-hooks-disable-stages", "vmodule",
-                                              "stderrthreshold", "log_backtrace_at",
-                                              "qos-extension-plugins"});
+  CHECK(o.ignored == std::vector<std::string>{
+                         "enable-pprof", "tsdb-path", "runtime-hooks-disable-stages", "vmodule",
+                         "stderrthreshold", "log_backtrace_at", "qos-extension-plugins"});
   // The API client's flags work since issue 16.
   CHECK(o.kubeconfig == "/kc");
   CHECK(o.kubeApiQps == 50.5);
@@ -734,9 +733,8 @@ TEST_CASE("in host mode a missing service-account token is explained with the fl
   CHECK(advice.find("host mode: kubelet token file "
                     "/var/run/secrets/kubernetes.io/serviceaccount/token does not exist (the "
                     "default is a pod's service-account token; a host has none)") == 0);
-  for (const char* flag :
-       {"--kubelet-token-file", "--kubelet-addr", "--kubelet-insecure-tls",
-        "--kubelet-sync-interval=0"}) {
+  for (const char* flag : {"--kubelet-token-file", "--kubelet-addr", "--kubelet-insecure-tls",
+                           "--kubelet-sync-interval=0"}) {
     INFO(flag);
     CHECK(advice.find(flag) != std::string::npos);
   }
