@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "bench/synthetic_ids.h"
 #include "kube/pod.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_metric.h"
@@ -40,17 +41,8 @@ struct Lcg {
   }
 };
 
-std::string uidOf(size_t i) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "bench000-0000-4000-8000-%012zu", i);
-  return buf;
-}
-
-std::string cidOf(size_t pod, size_t c) {
-  char buf[65];
-  std::snprintf(buf, sizeof buf, "%016zx%016zx%016zx%016zx", pod, c, pod * 31 + c, size_t{0xbe});
-  return buf;
-}
+using bench::cidOf;
+using bench::uidOf;
 
 std::vector<Pod> makePods(size_t n) {
   std::vector<Pod> pods;

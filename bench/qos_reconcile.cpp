@@ -29,6 +29,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "bench/synthetic_ids.h"
 #include "qos/hook_reconcile.h"
 #include "qos/memory_qos.h"
 #include "qos/qos_manager.h"
@@ -49,17 +50,8 @@ void put(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::trunc) << text;
 }
 
-std::string uidOf(size_t i) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "bench000-0000-4000-8000-%012zu", i);
-  return buf;
-}
-
-std::string cidOf(size_t pod, size_t c) {
-  char buf[65];
-  std::snprintf(buf, sizeof buf, "%016zx%016zx%016zx%016zx", pod, c, pod * 31 + c, size_t{0xbe});
-  return buf;
-}
+using bench::cidOf;
+using bench::uidOf;
 
 struct Node {
   fs::path root;
