@@ -90,13 +90,6 @@ Result<ServerUrl> parseServer(std::string_view server) {
   return url;
 }
 
-bool validPath(const std::string& path) {
-  // The target goes on the request line as is: no spaces, no control characters.
-  return !path.empty() && path.front() == '/' && std::none_of(path.begin(), path.end(), [](char c) {
-    return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
-  });
-}
-
 bool validVerb(const std::string& verb) {
   return !verb.empty() &&
          std::all_of(verb.begin(), verb.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
@@ -199,7 +192,7 @@ Result<std::pair<HttpTarget, HttpRequest>> ApiClient::Impl::prepare(const Pendin
   const std::string what = method + " " + serverText + p.request.path;
   auto failed = [&what](const Error& e) { return makeError(what + ": " + e.message, e.sysErrno); };
   if (!url.ok()) return failed(url.error());
-  if (!validPath(p.request.path)) return makeError(what + ": invalid path", EINVAL);
+  if (!validTarget(p.request.path)) return makeError(what + ": invalid path", EINVAL);
   if (!validVerb(method)) return makeError(what + ": invalid verb", EINVAL);
   HttpTarget target;
   target.host = url->host;

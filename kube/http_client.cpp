@@ -643,6 +643,12 @@ std::string hostPort(const std::string& host, uint16_t port) {
   return (!ec && address.is_v6() ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+bool validTarget(std::string_view target) {
+  return !target.empty() && target.front() == '/' &&
+         std::none_of(target.begin(), target.end(),
+                      [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
+}
+
 std::optional<std::chrono::seconds> parseRetryAfter(std::string_view value) {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);

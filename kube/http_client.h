@@ -54,7 +54,7 @@ struct HttpTarget {
 
 struct HttpRequest {
   std::string method = "GET";
-  std::string target;  // "/api/v1/pods?watch=true"; the caller keeps spaces and controls out
+  std::string target;  // "/api/v1/pods?watch=true"; the caller checks it (validTarget)
   std::vector<std::pair<std::string, std::string>> headers;  // besides Host
   std::string body;                                          // sent when non-empty
 };
@@ -101,6 +101,10 @@ class HttpClient {
 
 // "10.0.0.5:10250", "[::1]:443": IPv6 literals bracketed, as URLs and Host want.
 std::string hostPort(const std::string& host, uint16_t port);
+
+// Whether a request target can go on the request line as is: it starts with '/'
+// and holds no space or control character.
+bool validTarget(std::string_view target);
 
 // Retry-After in its delay-seconds form ("120"); an HTTP date or junk is nullopt.
 std::optional<std::chrono::seconds> parseRetryAfter(std::string_view value);

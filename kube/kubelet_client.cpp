@@ -11,7 +11,6 @@
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
 
-#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <exception>
@@ -68,12 +67,7 @@ void KubeletClient::Impl::get(const std::string& path, Callback callback) {
     failSoon(std::move(callback), makeError(what + ": a request is already in flight", EBUSY));
     return;
   }
-  // The target goes on the request line as is: no spaces, no control characters.
-  const bool pathOk =
-      !path.empty() && path.front() == '/' && std::none_of(path.begin(), path.end(), [](char c) {
-        return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
-      });
-  if (!pathOk) {
+  if (!validTarget(path)) {
     failSoon(std::move(callback), makeError(what + ": invalid path", EINVAL));
     return;
   }
