@@ -72,8 +72,12 @@ Result<NodeResources> resources(const Json& status, const char* key, const NodeE
   if (!cpu) return cpu.error();
   auto memory = quantity(**list, "memory", path, /*milli=*/false, err);
   if (!memory) return memory.error();
+  // kubernetes.io/batch-cpu's value is already milli-cores (koord-manager writes "3500").
+  auto batchCpu = quantity(**list, "kubernetes.io/batch-cpu", path, /*milli=*/false, err);
+  if (!batchCpu) return batchCpu.error();
   out.cpuMilli = *cpu;
   out.memoryBytes = *memory;
+  out.batchCpuMilli = *batchCpu;
   return out;
 }
 

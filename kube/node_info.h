@@ -47,6 +47,9 @@ struct NodeAddress {
 struct NodeResources {
   std::optional<int64_t> cpuMilli;     // "cpu", milli-cores
   std::optional<int64_t> memoryBytes;  // "memory", bytes
+  // "kubernetes.io/batch-cpu" (koord-manager's batch allocatable; its value is
+  // milli-cores): BECPUEvict's limit under cpuEvictPolicy evictByAllocatable.
+  std::optional<int64_t> batchCpuMilli;
 };
 
 struct NodeInfo {

@@ -333,7 +333,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
 
 StrategyOutcome CpuBurstStrategy::run(const StrategyContext& ctx) {
   BurstResult r = burst_.run(ctx.snapshot, ctx.spec.cpuBurst, true, ctx.current);
-  StrategyOutcome out{r.writes, {}, {}};
+  StrategyOutcome out{r.writes, {}, {}, {}};
   for (const Error& e : r.errors) out.errors.push_back(e.message);
   out.result = std::move(r);
   return out;

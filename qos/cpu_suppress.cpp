@@ -387,7 +387,7 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
 StrategyOutcome CpuSuppressStrategy::run(const StrategyContext& ctx) {
   SuppressResult r =
       suppress_.run(ctx.snapshot, ctx.spec.threshold, ctx.spec.threshold.enable, ctx.current);
-  return StrategyOutcome{r.writes, {}, std::move(r)};
+  return StrategyOutcome{r.writes, {}, std::move(r), {}};
 }
 
 }  // namespace koord

@@ -85,7 +85,7 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
 
 StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
   HookReconcileResult r = reconcileHooks(ctx.snapshot, hookContext(gates_, ctx.spec, ctx.node));
-  return StrategyOutcome{r.writes, r.errors, std::move(r)};
+  return StrategyOutcome{r.writes, r.errors, std::move(r), {}};
 }
 
 }  // namespace koord

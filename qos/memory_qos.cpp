@@ -360,7 +360,7 @@ StrategyOutcome MemoryQosStrategy::run(const StrategyContext& ctx) {
   options.support = ctx.node.support;
   options.softLimitFallback = softLimitFallback_;
   MemoryQosResult r = planner_.run(ctx.snapshot, ctx.spec.qos, options);
-  return StrategyOutcome{r.writes, r.errors, std::move(r)};
+  return StrategyOutcome{r.writes, r.errors, std::move(r), {}};
 }
 
 }  // namespace koord

@@ -18,7 +18,6 @@ std::optional<Sample> sampleOf(const MetricCache& cache, MetricKind kind,
   return Sample{p->value, p->at};
 }
 
-
 double secondsSince(const Clock& clock, Clock::Monotonic start) {
   return std::chrono::duration<double>(clock.now() - start).count();
 }
@@ -109,6 +108,7 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
   snap.reservation = config_.reservation;
   snap.cpuManagerPolicy = config_.cpuManagerPolicy;
   snap.nodeCpuCores = sampleOf(cache, MetricKind::kNodeCpuCores, "");
+  snap.nodeMemoryBytes = sampleOf(cache, MetricKind::kNodeMemoryBytes, "");
   const auto window = config_.nodeCpuAvgWindow;
   snap.nodeCpuAvgCores = cache.query(
       SeriesKey{MetricKind::kNodeCpuCores, "", ""}, Aggregation::kAvg,
@@ -126,6 +126,7 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
     view.qos = pod.qosWithDefault();
     view.dir = layout_.podDir(pod.kubeQos, pod.uid);
     view.cpuCores = sampleOf(cache, MetricKind::kPodCpuCores, pod.uid);
+    view.memoryBytes = sampleOf(cache, MetricKind::kPodMemoryBytes, pod.uid);
     view.pinnedCpus = pinnedCpus(pod);
     view.containers.reserve(pod.containers.size());
     for (const Container& c : pod.containers) {
@@ -146,7 +147,7 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
 }
 
 QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cache,
-                            const NodeSloSpec& spec) {
+                            const NodeSloSpec& spec, const EvictionLedger* evictions) {
   QosRound round;
   const Clock::Monotonic now = clock_->now();
   // A strategy that is not enabled costs nothing: no snapshot for it, no write, no
@@ -164,12 +165,16 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
     QosStrategy& strategy = *e->strategy;
     const auto start = clock_->now();
     ExecutorValues current(*executor_);
-    StrategyOutcome outcome = strategy.run(StrategyContext{snap, spec, current, node_});
+    StrategyOutcome outcome =
+        strategy.run(StrategyContext{snap, spec, current, node_, cache, evictions});
     for (CgroupWrite& w : outcome.writes) w.owner = std::string(strategy.owner());
     StrategyReport report;
     report.name = std::string(strategy.name());
     report.writes = executor_->apply(std::move(outcome.writes));
     report.errors = std::move(outcome.errors);
+    round.evictions.insert(round.evictions.end(), outcome.evictions.begin(),
+                           outcome.evictions.end());
+    report.evictions = std::move(outcome.evictions);
     report.result = std::move(outcome.result);
     report.seconds = secondsSince(*clock_, start);
     round.writes += report.writes;

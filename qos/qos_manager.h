@@ -96,12 +96,16 @@ struct StrategyReport {
   double seconds = 0;    // run and write, by the manager's clock
   ExecutorStats writes;  // what the executor did with this strategy's writes
   std::vector<std::string> errors;
-  std::any result;  // the strategy's own result type
+  std::vector<EvictionRequest> evictions;  // what it asked to evict
+  std::any result;                         // the strategy's own result type
 };
 
 struct QosRound {
   std::vector<StrategyReport> ran;  // the strategies that ran, in registration order
   ExecutorStats writes;             // what the executor did with this round's writes
+  // Every strategy's evictions, in order; the agent hands them to the evictor (or,
+  // in dry-run, logs them).
+  std::vector<EvictionRequest> evictions;
 
   // The report of the strategy named `name`, when it ran this round.
   const StrategyReport* report(std::string_view name) const {
@@ -133,7 +137,9 @@ class QosManager {
   }
 
   // Runs the strategies that are enabled and due, hands their writes to the executor.
-  QosRound runDue(const std::vector<Pod>& pods, const MetricCache& cache, const NodeSloSpec& spec);
+  // `evictions`: the evictor's ledger, which the eviction strategies read.
+  QosRound runDue(const std::vector<Pod>& pods, const MetricCache& cache, const NodeSloSpec& spec,
+                  const EvictionLedger* evictions = nullptr);
 
   // The snapshot a strategy would see now (tests, and GET /config's diagnostics).
   QosSnapshot snapshot(const std::vector<Pod>& pods, const MetricCache& cache) const;
@@ -147,6 +153,8 @@ class QosManager {
   void setReservation(NodeReservation r) { config_.reservation = std::move(r); }
   // Resctrl detected and mounted (the resctrl manager knows; default false).
   void setResctrlReady(bool ready) { node_.resctrlReady = ready; }
+  // The Node's capacity and batch allocatable (eviction), and the collection interval.
+  NodeFacts& mutableNode() { return node_; }
   // Whether the kernel has memory.min/low/high; defaults to the executor's probe.
   void setMemoryQosSupported(bool supported) { node_.memoryQosKernel = supported; }
 

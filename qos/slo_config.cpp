@@ -23,6 +23,10 @@ const char* toString(CpuSuppressPolicy p) {
   return "cpuset";
 }
 
+const char* toString(CpuEvictPolicy p) {
+  return p == CpuEvictPolicy::kEvictByAllocatable ? "evictByAllocatable" : "evictByRealLimit";
+}
+
 const char* toString(CpuBurstPolicy p) {
   switch (p) {
     case CpuBurstPolicy::kNone:
@@ -208,6 +212,21 @@ NodeSloSpec typedFrom(json effective) {
                                       : CpuSuppressPolicy::kCpuset;
   s.threshold.memoryEvictThresholdPercent =
       intOr(t, "memoryEvictThresholdPercent", s.threshold.memoryEvictThresholdPercent);
+  const auto optInt = [&](const char* field, std::optional<int64_t>* out) {
+    if (member(t, field).is_number_integer()) *out = intOr(t, field, 0);
+  };
+  optInt("memoryEvictLowerPercent", &s.threshold.memoryEvictLowerPercent);
+  optInt("cpuEvictBESatisfactionUpperPercent", &s.threshold.cpuEvictBESatisfactionUpperPercent);
+  optInt("cpuEvictBESatisfactionLowerPercent", &s.threshold.cpuEvictBESatisfactionLowerPercent);
+  optInt("cpuEvictBEUsageThresholdPercent", &s.threshold.cpuEvictBEUsageThresholdPercent);
+  optInt("cpuEvictTimeWindowSeconds", &s.threshold.cpuEvictTimeWindowSeconds);
+  optInt("cpuEvictThresholdPercent", &s.threshold.cpuEvictThresholdPercent);
+  optInt("cpuEvictLowerPercent", &s.threshold.cpuEvictLowerPercent);
+  optInt("evictEnabledPriorityThreshold", &s.threshold.evictEnabledPriorityThreshold);
+  s.threshold.cpuEvictPolicy =
+      stringOr(t, "cpuEvictPolicy", "evictByRealLimit") == "evictByAllocatable"
+          ? CpuEvictPolicy::kEvictByAllocatable
+          : CpuEvictPolicy::kEvictByRealLimit;
   applyBurst(member(effective, "cpuBurstStrategy"), &s.cpuBurst);
   const json& q = member(effective, "resourceQOSStrategy");
   s.qos.lsr = classFrom(member(q, "lsrClass"));

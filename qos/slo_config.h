@@ -75,6 +75,9 @@ inline constexpr size_t kMaxSloConfigBytes = 1u << 20;
 enum class CpuSuppressPolicy { kCpuset, kCfsQuota };
 const char* toString(CpuSuppressPolicy p);  // "cpuset", "cfsQuota"
 
+enum class CpuEvictPolicy { kEvictByRealLimit, kEvictByAllocatable };
+const char* toString(CpuEvictPolicy p);  // "evictByRealLimit", "evictByAllocatable"
+
 // spec.resourceUsedThresholdWithBE (only the fields the agent acts on are typed;
 // the rest are validated as integers and kept for /config).
 struct ResourceThresholdStrategy {
@@ -83,6 +86,16 @@ struct ResourceThresholdStrategy {
   std::optional<int64_t> cpuSuppressMinPercent;  // 0..100, no default
   CpuSuppressPolicy cpuSuppressPolicy = CpuSuppressPolicy::kCpuset;
   int64_t memoryEvictThresholdPercent = 70;  // 0..100
+  // Eviction (reference §4.4, §4.5); unset fields have no default in koordlet.
+  std::optional<int64_t> memoryEvictLowerPercent;             // 0..100
+  std::optional<int64_t> cpuEvictBESatisfactionUpperPercent;  // 0..100
+  std::optional<int64_t> cpuEvictBESatisfactionLowerPercent;  // 0..100
+  std::optional<int64_t> cpuEvictBEUsageThresholdPercent;     // 0..100
+  std::optional<int64_t> cpuEvictTimeWindowSeconds;           // >= 1
+  std::optional<int64_t> cpuEvictThresholdPercent;            // 0..100
+  std::optional<int64_t> cpuEvictLowerPercent;                // 0..100
+  CpuEvictPolicy cpuEvictPolicy = CpuEvictPolicy::kEvictByRealLimit;
+  std::optional<int64_t> evictEnabledPriorityThreshold;  // int32
 };
 
 enum class CpuBurstPolicy { kNone, kCpuBurstOnly, kCfsQuotaBurstOnly, kAuto };

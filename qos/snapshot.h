@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "kube/pod.h"
 #include "base/result.h"
 #include "cgroupfs/knob.h"
+#include "kube/pod.h"
 #include "metrics/cpu_topology.h"
 
 namespace koord {
@@ -43,9 +43,10 @@ struct ContainerView {
 
 struct PodView {
   const Pod* pod = nullptr;
-  KoordQos qos = KoordQos::kNone;  // pod->qosWithDefault()
-  std::string dir;                 // pod cgroup dir
-  std::optional<Sample> cpuCores;  // last sample
+  KoordQos qos = KoordQos::kNone;     // pod->qosWithDefault()
+  std::string dir;                    // pod cgroup dir
+  std::optional<Sample> cpuCores;     // last sample
+  std::optional<Sample> memoryBytes;  // last sample (without page cache)
   // scheduling.koordinator.sh/resource-status {"cpuset": "..."} (LSE/LSR pods bound
   // by the scheduler); empty when absent or unparsable.
   std::vector<int> pinnedCpus;
@@ -88,7 +89,8 @@ struct QosSnapshot {
   CpuTopology topology;  // capacity = topology.count() cores
   NodeReservation reservation;
   CpuManagerPolicy cpuManagerPolicy = CpuManagerPolicy::kNone;
-  std::optional<Sample> nodeCpuCores;  // last node usage sample
+  std::optional<Sample> nodeCpuCores;     // last node usage sample
+  std::optional<Sample> nodeMemoryBytes;  // last node memory usage (MemTotal - MemAvailable)
   // Node usage averaged over CPU burst's window (min(5 × interval, 10 s)); nullopt
   // when the window holds no sample.
   std::optional<double> nodeCpuAvgCores;

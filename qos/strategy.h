@@ -33,6 +33,8 @@
 #include "cgroupfs/executor.h"
 #include "cgroupfs/knob.h"
 #include "cgroupfs/layout.h"
+#include "kube/eviction_ledger.h"
+#include "metrics/metric_cache.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
 
@@ -56,6 +58,14 @@ struct NodeFacts {
   int64_t nodeAllocatableMemory = 0;
   bool resctrlReady = false;     // resctrl detected and mounted
   bool memoryQosKernel = false;  // memoryQosSupported(support), unless told otherwise
+  // The collection interval: "last" samples are fresh within two of them (koordlet's
+  // CollectorNodeMetricLast), and the eviction windows count samples in them.
+  std::chrono::nanoseconds collectInterval = std::chrono::seconds(1);
+  // From the Node object (the evictions need it, as koordlet's do): status.capacity
+  // memory and cpu, and status.allocatable kubernetes.io/batch-cpu. nullopt: no Node.
+  std::optional<int64_t> capacityMemoryBytes;
+  std::optional<int64_t> capacityCpuMilli;
+  std::optional<int64_t> batchCpuAllocatableMilli;
 };
 
 struct StrategyContext {
@@ -63,6 +73,11 @@ struct StrategyContext {
   const NodeSloSpec& spec;
   const CurrentValues& current;
   const NodeFacts& node;
+  // The samples, for strategies that aggregate over a window (CPU eviction).
+  const MetricCache& cache;
+  // Evictions asked for in earlier rounds and what became of them; nullptr: none
+  // (no eviction executor, tests).
+  const EvictionLedger* evictions = nullptr;
 };
 
 struct StrategyOutcome {
@@ -73,6 +88,8 @@ struct StrategyOutcome {
   // The strategy's own result type (SuppressResult, BurstResult, ...), for its
   // metrics and tests: QosRound::result<T>(name) reads it back.
   std::any result;
+  // Pods to evict, in the order picked; the manager passes them on (QosRound).
+  std::vector<EvictionRequest> evictions;
 };
 
 class QosStrategy {
