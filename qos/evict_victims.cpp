@@ -1,0 +1,243 @@
+// Eviction victims and the shared walk (see the header). Facts from koordlet's
+// qosmanager/plugins/util/evict.go and koordinator's apis/extension.
+#include "qos/evict_victims.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace koord {
+namespace {
+
+// Go's strconv integer syntax: an optional sign, decimal digits, nothing else.
+template <typename T>
+std::optional<T> parseGoInt(std::string_view s) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty() || s.front() == '+') return std::nullopt;
+  T v{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+int32_t classDefault(PriorityClass c) {
+  switch (c) {
+    case PriorityClass::kProd:
+      return 9500;
+    case PriorityClass::kMid:
+      return 7500;
+    case PriorityClass::kBatch:
+      return 5500;
+    case PriorityClass::kFree:
+      return 3500;
+    case PriorityClass::kNone:
+      return 0;
+  }
+  return 0;
+}
+
+PriorityClass classFromQos(KoordQos q) {
+  switch (q) {
+    case KoordQos::kSystem:
+    case KoordQos::kLSE:
+    case KoordQos::kLSR:
+    case KoordQos::kLS:
+      return PriorityClass::kProd;
+    case KoordQos::kBE:
+      return PriorityClass::kBatch;
+    case KoordQos::kNone:
+      return PriorityClass::kNone;
+  }
+  return PriorityClass::kNone;
+}
+
+int64_t amountOf(const EvictVictim& v, ReleaseKind kind) {
+  return kind == ReleaseKind::kUsed ? v.used : v.request;
+}
+
+// Saturating: amounts come from pod specs and samples.
+void addSat(int64_t& sum, int64_t v) {
+  if (v <= 0) return;
+  if (__builtin_add_overflow(sum, v, &sum)) sum = std::numeric_limits<int64_t>::max();
+}
+
+}  // namespace
+
+PolicyVerdict evictionPolicyAllows(const Pod& pod, std::string_view feature) {
+  auto it = pod.annotations.find(kEvictionPolicyAnnotation);
+  if (it == pod.annotations.end()) return {};
+  auto policies = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  bool listOfStrings = policies.is_array();
+  if (listOfStrings) {
+    for (const auto& p : policies) listOfStrings = listOfStrings && p.is_string();
+  }
+  if (!listOfStrings) {
+    return {false, "pod " + pod.ns + "/" + pod.name + ": annotation " + kEvictionPolicyAnnotation +
+                       ": expected a JSON list of feature names, got " + it->second +
+                       " (the pod is not evicted by any feature)"};
+  }
+  for (const auto& p : policies) {
+    if (p.get<std::string>() == feature) return {};
+  }
+  return {false, ""};
+}
+
+int32_t priorityWithDefault(const Pod& pod) {
+  if (pod.priority && *pod.priority != 0) return *pod.priority;
+  PriorityClass c = pod.priorityClass;
+  if (c == PriorityClass::kNone) c = classFromQos(pod.qosWithDefault());
+  return classDefault(c);
+}
+
+int32_t evictionPriority(const Pod& pod) {
+  auto it = pod.annotations.find(kEvictionPriorityAnnotation);
+  if (it == pod.annotations.end()) return 0;
+  return parseGoInt<int32_t>(it->second).value_or(0);
+}
+
+int64_t labelPriority(const Pod& pod, int64_t fallback) {
+  auto it = pod.labels.find(kPriorityLabel);
+  if (it == pod.labels.end()) return fallback;
+  return parseGoInt<int64_t>(it->second).value_or(fallback);
+}
+
+namespace {
+// Both pods have a spec.priority and they differ: the lower goes first.
+std::optional<bool> bySpecPriority(const EvictVictim& a, const EvictVictim& b) {
+  if (a.pod->priority && b.pod->priority && *a.pod->priority != *b.pod->priority) {
+    return *a.pod->priority < *b.pod->priority;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+void sortBeByMemory(std::vector<EvictVictim>& victims) {
+  std::stable_sort(victims.begin(), victims.end(), [](const EvictVictim& a, const EvictVictim& b) {
+    if (auto p = bySpecPriority(a, b)) return *p;
+    // koordlet tells "no usage" by a zero amount, so a sample of 0 counts as none.
+    if (a.used != 0 && b.used != 0) return a.used > b.used;
+    if (a.used == 0 && b.used == 0) return a.pod->name > b.pod->name;
+    return b.used == 0;
+  });
+}
+
+void sortBeByCpu(std::vector<EvictVictim>& victims) {
+  auto ratio = [](const EvictVictim& v) {
+    return v.request > 0 ? static_cast<double>(v.used) / static_cast<double>(v.request) : 0.0;
+  };
+  std::stable_sort(victims.begin(), victims.end(), [&](const EvictVictim& a, const EvictVictim& b) {
+    if (auto p = bySpecPriority(a, b)) return *p;
+    return ratio(a) > ratio(b);
+  });
+}
+
+void sortByPriorityThenUsage(std::vector<EvictVictim>& victims) {
+  std::stable_sort(victims.begin(), victims.end(), [](const EvictVictim& a, const EvictVictim& b) {
+    if (a.evictionPriority != b.evictionPriority) return a.evictionPriority < b.evictionPriority;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.labelPriority != b.labelPriority) return a.labelPriority < b.labelPriority;
+    return a.used > b.used;
+  });
+}
+
+std::vector<EvictVictim> priorityVictims(const QosSnapshot& snap, std::string_view feature,
+                                         int64_t priorityThreshold,
+                                         std::optional<Sample> PodView::*usage, double scale,
+                                         std::chrono::nanoseconds maxAge,
+                                         std::vector<std::string>& errors) {
+  std::vector<EvictVictim> out;
+  for (const PodView& view : snap.pods) {
+    if (view.pod == nullptr || !view.pod->active()) continue;
+    const Pod& pod = *view.pod;
+    PolicyVerdict verdict = evictionPolicyAllows(pod, feature);
+    if (!verdict.error.empty() &&
+        std::find(errors.begin(), errors.end(), verdict.error) == errors.end()) {
+      errors.push_back(verdict.error);
+    }
+    if (!verdict.allowed) continue;
+    int32_t priority = priorityWithDefault(pod);
+    if (priority > priorityThreshold) continue;
+    auto enabled = pod.labels.find(kEvictionEnabledLabel);
+    if (enabled == pod.labels.end() || enabled->second != "true") continue;
+    std::optional<double> used = freshValue(view.*usage, snap.at, maxAge);
+    if (!used) continue;
+    EvictVictim v;
+    v.pod = &pod;
+    v.used = static_cast<int64_t>(*used * scale);
+    v.hasSample = true;
+    v.evictionPriority = evictionPriority(pod);
+    v.priority = priority;
+    v.labelPriority = labelPriority(pod, priority);
+    out.push_back(v);
+  }
+  sortByPriorityThenUsage(out);
+  return out;
+}
+
+EvictWalk walkEvictTasks(const std::vector<EvictTask>& tasks, const EvictionLedger* ledger,
+                         Clock::Monotonic now) {
+  EvictWalk walk;
+  // The kinds some task of the round counts: evicting a pod releases each of them.
+  std::set<ReleaseKind> kinds;
+  for (const EvictTask& t : tasks) {
+    if (t.toRelease > 0) kinds.insert(t.kind);
+  }
+  std::map<ReleaseKind, int64_t> released;
+  std::set<std::string> taken;  // uids picked or counted this round
+  auto count = [&](const EvictVictim& v) {
+    for (ReleaseKind k : kinds) addSat(released[k], amountOf(v, k));
+  };
+  for (const EvictTask& task : tasks) {
+    EvictTaskOutcome out;
+    auto met = [&] { return released[task.kind] >= task.toRelease; };
+    if (task.toRelease > 0 && !met()) {
+      for (const EvictVictim& v : task.victims) {
+        const Pod& pod = *v.pod;
+        if (taken.count(pod.uid) != 0) continue;
+        if (ledger != nullptr && ledger->pending(pod.uid, now)) {
+          taken.insert(pod.uid);
+          count(v);
+          out.pending.push_back(pod.name);
+          if (met()) break;
+          continue;
+        }
+        if (ledger != nullptr && ledger->blocked(pod.uid, now)) {
+          out.blocked.push_back(pod.name);
+          continue;
+        }
+        taken.insert(pod.uid);
+        walk.requests.push_back(EvictionRequest{pod.uid, pod.ns, pod.name, task.feature,
+                                                evictMessage(task.feature, pod.name)});
+        walk.newlyPicked = true;
+        out.picked.push_back(pod.name);
+        count(v);
+        if (met()) break;
+      }
+    }
+    out.released = released[task.kind];
+    out.met = met();
+    walk.tasks.push_back(std::move(out));
+  }
+  return walk;
+}
+
+const EvictFeatureReport* EvictRoundReport::feature(std::string_view name) const {
+  for (const EvictFeatureReport& f : features) {
+    if (f.feature == name) return &f;
+  }
+  return nullptr;
+}
+
+std::string evictMessage(std::string_view feature, std::string_view podName) {
+  std::string m = "trigger by koordlet feature ";
+  m += feature;
+  m += ", kill pod: ";
+  m += podName;
+  return m;
+}
+
+}  // namespace koord
