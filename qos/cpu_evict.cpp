@@ -112,6 +112,10 @@ std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanosec
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
     if (view.pod == nullptr || view.pod->koordQos != KoordQos::kBE) continue;
+    // Deliberate difference: koordlet also picks a BE pod that has ended (Succeeded,
+    // Failed); it holds nothing to release, and evicting it deletes a finished Job's
+    // record, so only Pending and Running pods are victims.
+    if (!view.pod->active()) continue;
     PolicyVerdict verdict = evictionPolicyAllows(*view.pod, kFeatureBeCpuEvict);
     if (!verdict.error.empty()) addOnce(errors, verdict.error);
     if (!verdict.allowed) continue;

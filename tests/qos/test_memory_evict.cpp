@@ -143,6 +143,19 @@ TEST_CASE("BE memory evict never takes a pod whose raw label is not BE", "[memor
   CHECK_FALSE(report(out, kFeatureBeMemoryEvict).outcome.met);
 }
 
+TEST_CASE("BE memory evict never takes a BE pod that has ended", "[memory_evict]") {
+  MemNode n(190'000);
+  Pod& done = n.pod("be-done", KoordQos::kBE, KubeQos::kBestEffort);
+  done.phase = "Succeeded";
+  n.view(done, 150'000, std::nullopt);
+  n.be("be-running", 10'000);
+  auto s = beOnly();
+  StrategyOutcome out = s.run(n.ctx());
+  REQUIRE(out.evictions.size() == 1);
+  CHECK(out.evictions[0].name == "be-running");
+  CHECK(report(out, kFeatureBeMemoryEvict).candidates == 1);
+}
+
 TEST_CASE("the eviction-policy annotation allows, excludes, or (unparsable) excludes and reports",
           "[memory_evict]") {
   MemNode n(190'000);
