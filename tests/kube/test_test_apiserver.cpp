@@ -544,8 +544,10 @@ TEST_CASE("an eviction deletes the pod with the captured 201, and an event is cr
   CHECK(head.status == 201);
   CHECK(body == fixture("pod-eviction-201.body"));  // byte for byte, indented
   CHECK_FALSE(server.get("pods", name, ns).has_value());
+  json goneEviction = eviction;
+  goneEviction["metadata"]["name"] = "gone";  // a real server checks it matches the path
   auto [gone, goneBody] = call(server, "POST", "/api/v1/namespaces/" + ns + "/pods/gone/eviction",
-                               eviction.dump(), "Content-Type: application/json\r\n");
+                               goneEviction.dump(), "Content-Type: application/json\r\n");
   CHECK(gone.status == 404);
   CHECK(json::parse(goneBody) == json::parse(fixture("pod-eviction-missing-404.body")));
   CHECK(server.count("create", "pods/eviction") == 2);
@@ -568,6 +570,90 @@ TEST_CASE("an eviction deletes the pod with the captured 201, and an event is cr
   CHECK(stored["reason"] == created["reason"]);
   CHECK(server.count("create", "events") == 1);
   CHECK(server.requests().back().body == event.dump());
+}
+
+namespace {
+
+json evictionOf(const std::string& ns, const std::string& name, const std::string& uid = "",
+                const std::string& apiVersion = "policy/v1") {
+  json e = {{"apiVersion", apiVersion},
+            {"kind", "Eviction"},
+            {"metadata", {{"name", name}, {"namespace", ns}}}};
+  if (!uid.empty()) e["deleteOptions"] = {{"preconditions", {{"uid", uid}}}};
+  return e;
+}
+
+std::pair<Head, std::string> postEviction(TestApiServer& server, const json& eviction) {
+  const std::string path = "/api/v1/namespaces/" +
+                           eviction["metadata"]["namespace"].get<std::string>() + "/pods/" +
+                           eviction["metadata"]["name"].get<std::string>() + "/eviction";
+  return call(server, "POST", path, eviction.dump(), "Content-Type: application/json\r\n");
+}
+
+json runningPod(const std::string& ns, const std::string& name, const std::string& uid) {
+  return {{"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}}},
+          {"status", {{"phase", "Running"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("an eviction whose UID precondition is not the pod's gets the captured 409") {
+  TestApiServer server;
+  const std::string uid = "e288b6ff-1e35-4254-b958-adbf400bfedd";  // the capture's pod
+  server.put("pods", runningPod("colo", "be-2", uid));
+  auto [head, body] =
+      postEviction(server, evictionOf("colo", "be-2", "00000000-0000-0000-0000-000000000000"));
+  CHECK(head.status == 409);
+  CHECK(body == fixture("pod-eviction-uid-mismatch-409.body"));  // byte for byte
+  CHECK(server.get("pods", "be-2", "colo").has_value());
+  CHECK(postEviction(server, evictionOf("colo", "be-2", uid)).first.status == 201);
+  CHECK_FALSE(server.get("pods", "be-2", "colo").has_value());
+}
+
+TEST_CASE("a disruption budget refuses to evict a running pod but not a pending one") {
+  TestApiServer server;
+  server.put("pods", runningPod("colo", "be-run", "uid-run"));
+  json pending = json::parse(fixture("pod-get.body"));  // status.phase Pending
+  pending["metadata"].erase("resourceVersion");
+  REQUIRE(pending["status"]["phase"] == "Pending");
+  const std::string pendingName = pending["metadata"]["name"];
+  server.put("pods", pending);
+  server.protect("colo", "be-run", "be-run");
+  server.protect("colo", pendingName, "be-run");
+
+  auto [refused, refusedBody] = postEviction(server, evictionOf("colo", "be-run", "uid-run"));
+  CHECK(refused.status == 429);
+  CHECK(refusedBody == fixture("pod-eviction-pdb-429.body"));
+  CHECK(server.get("pods", "be-run", "colo").has_value());
+
+  auto [accepted, acceptedBody] = postEviction(server, evictionOf("colo", pendingName));
+  CHECK(accepted.status == 201);
+  CHECK(acceptedBody == fixture("pod-eviction-pending-pod-with-pdb-201.body"));
+  CHECK_FALSE(server.get("pods", pendingName, "colo").has_value());
+
+  server.unprotect("colo", "be-run");
+  CHECK(postEviction(server, evictionOf("colo", "be-run", "uid-run")).first.status == 201);
+  CHECK(server.count("create", "pods/eviction") == 3);
+}
+
+TEST_CASE("an eviction body must be a policy Eviction of the pod in the path") {
+  TestApiServer server;
+  server.put("pods", runningPod("colo", "be-1", "uid-1"));
+  json notEviction = evictionOf("colo", "be-1");
+  notEviction["kind"] = "Pod";
+  CHECK(postEviction(server, notEviction).first.status == 400);
+  CHECK(postEviction(server, evictionOf("colo", "be-1", "", "v1")).first.status == 400);
+  auto [head, body] = call(server, "POST", "/api/v1/namespaces/colo/pods/be-1/eviction",
+                           evictionOf("colo", "be-9").dump(), "Content-Type: application/json\r\n");
+  CHECK(head.status == 400);
+  CHECK(json::parse(body)["reason"] == "BadRequest");
+  CHECK(call(server, "POST", "/api/v1/namespaces/colo/pods/be-1/eviction", "not json",
+             "Content-Type: application/json\r\n")
+            .first.status == 400);
+  CHECK(server.get("pods", "be-1", "colo").has_value());  // none of them evicted it
+  // policy/v1beta1 is still served.
+  CHECK(postEviction(server, evictionOf("colo", "be-1", "uid-1", "policy/v1beta1")).first.status ==
+        201);
 }
 
 TEST_CASE("with tls the stand-in serves HTTPS under a certificate its own CA verifies") {

@@ -540,6 +540,17 @@ void TestApiServer::compact(int64_t oldestValid) {
   impl_->shared->store.compact(oldestValid);
 }
 
+void TestApiServer::protect(const std::string& ns, const std::string& name,
+                            const std::string& budget) {
+  std::lock_guard lock(impl_->shared->mu);
+  impl_->shared->store.protect(ns, name, budget);
+}
+
+void TestApiServer::unprotect(const std::string& ns, const std::string& name) {
+  std::lock_guard lock(impl_->shared->mu);
+  impl_->shared->store.unprotect(ns, name);
+}
+
 void TestApiServer::setBearerToken(std::string token) {
   std::lock_guard lock(impl_->shared->mu);
   impl_->shared->token = std::move(token);

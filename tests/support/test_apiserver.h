@@ -13,7 +13,8 @@
 // (resourceVersion, allowWatchBookmarks, timeoutSeconds, fieldSelector), create,
 // update and merge-patch of the object and of /status (409 on a stale
 // resourceVersion, 422 on a NodeMetric status.updateTime that is not RFC 3339),
-// delete, and pod evictions. The model is in test_apiserver_store.h.
+// delete, and pod evictions (UID preconditions, PodDisruptionBudgets: protect()).
+// The model is in test_apiserver_store.h.
 //
 // Tests drive it from their own thread; every method is thread-safe. Faults
 // (429 with Retry-After, 401, 403, 500, a watch that hangs, a watch cut mid-event)
@@ -97,6 +98,12 @@ class TestApiServer {
   int64_t resourceVersion() const;
   // Watches from a resourceVersion below oldestValid get the 410 ERROR event.
   void compact(int64_t oldestValid);
+
+  // A PodDisruptionBudget named `budget` that allows no disruption protects the pod
+  // ns/name: its Evictions get the real 429 (cause DisruptionBudget) while the pod's
+  // status.phase is Running. unprotect() lifts it.
+  void protect(const std::string& ns, const std::string& name, const std::string& budget);
+  void unprotect(const std::string& ns, const std::string& name);
 
   void setBearerToken(std::string token);
   void setBookmarkInterval(std::chrono::milliseconds interval);

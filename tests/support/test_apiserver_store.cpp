@@ -129,14 +129,67 @@ Reply create(const Route& r, const std::string& body, ObjectStore& store) {
   return jsonReply(201, store.put(*r.type, std::move(*obj)));
 }
 
-Reply evict(const Route& r, ObjectStore& store) {
-  if (!store.remove(*r.type, r.ns, r.name)) return jsonReply(404, notFound(*r.type, r.name));
+Reply badRequest(const std::string& message) {
+  return jsonReply(400, statusBody(400, "BadRequest", message));
+}
+
+// Real Eviction replies are indented (pod-eviction-*.body), with no final newline.
+Reply indented(unsigned status, const ordered_json& body) {
+  return Reply{status, body.dump(2), {}};
+}
+
+Reply evict(const Route& r, const std::string& body, ObjectStore& store) {
+  Reply error;
+  std::optional<json> in = parseBody(body, error);
+  if (!in) return error;
+  const std::string apiVersion = in->value("apiVersion", "");
+  if ((apiVersion != "policy/v1" && apiVersion != "policy/v1beta1") ||
+      in->value("kind", "") != "Eviction") {
+    return badRequest("the body is not a policy/v1 Eviction (apiVersion \"" + apiVersion +
+                      "\", kind \"" + in->value("kind", "") + "\")");
+  }
+  const json meta = in->value("metadata", json::object());
+  if (!meta.is_object() || meta.value("name", "") != r.name) {
+    return badRequest("name in URL does not match name in Eviction object");
+  }
+  const json* pod = store.find(*r.type, r.ns, r.name);
+  if (pod == nullptr) return indented(404, notFound(*r.type, r.name));
+  const std::string uid = (*pod)["metadata"].value("uid", "");
+  const json::json_pointer uidField("/deleteOptions/preconditions/uid");
+  const json wanted = in->contains(uidField) ? in->at(uidField) : json(nullptr);
+  if (wanted.is_string() && wanted.get<std::string>() != uid) {
+    ordered_json d{{"name", r.name}, {"kind", "Pod"}};
+    return indented(409,
+                    statusBody(409, "Conflict",
+                               "Operation cannot be fulfilled on Pod \"" + r.name +
+                                   "\": the UID in the precondition (" + wanted.get<std::string>() +
+                                   ") does not match the UID in record (" + uid +
+                                   "). The object might have been deleted and then "
+                                   "recreated",
+                               std::move(d)));
+  }
+  const std::string phase = pod->contains("status") && (*pod)["status"].is_object()
+                                ? (*pod)["status"].value("phase", "")
+                                : "";
+  // A budget counts only running pods: a Pending pod is evicted whatever it says.
+  if (const std::string* budget = store.budgetOf(r.ns, r.name); budget && phase == "Running") {
+    ordered_json d{{"causes", ordered_json::array({{{"reason", "DisruptionBudget"},
+                                                    {"message", "The disruption budget " + *budget +
+                                                                    " needs 1 healthy pods and "
+                                                                    "has 1 currently"}}})}};
+    return indented(429, statusBody(429, "TooManyRequests",
+                                    "Cannot evict pod as it would violate the pod's disruption "
+                                    "budget.",
+                                    std::move(d)));
+  }
+  // The stand-in deletes the pod at once (see the header).
+  store.remove(*r.type, r.ns, r.name);
   ordered_json success{{"kind", "Status"},
                        {"apiVersion", "v1"},
                        {"metadata", ordered_json::object()},
                        {"status", "Success"},
                        {"code", 201}};
-  return Reply{201, success.dump(2), {}};  // the fixture's reply is indented
+  return indented(201, success);
 }
 
 // PUT or PATCH of the object or its status.
@@ -382,6 +435,20 @@ json ObjectStore::put(const ResourceType& t, json object) {
   return object;
 }
 
+void ObjectStore::protect(const std::string& ns, const std::string& name,
+                          const std::string& budget) {
+  budgets_[{ns, name}] = budget;
+}
+
+void ObjectStore::unprotect(const std::string& ns, const std::string& name) {
+  budgets_.erase({ns, name});
+}
+
+const std::string* ObjectStore::budgetOf(const std::string& ns, const std::string& name) const {
+  const auto it = budgets_.find({ns, name});
+  return it == budgets_.end() ? nullptr : &it->second;
+}
+
 bool ObjectStore::remove(const ResourceType& t, const std::string& ns, const std::string& name) {
   const auto it = objects_.find(Key{std::string(t.plural), ns, name});
   if (it == objects_.end()) return false;
@@ -461,7 +528,7 @@ Reply handleRequest(std::string_view method, const Route& r, std::string_view co
     if (!r.type->group.empty()) list["metadata"]["continue"] = "";  // as the CRD lists have
     return jsonReply(200, list);
   }
-  if (verb == "create" && r.subresource == "eviction") return evict(r, store);
+  if (verb == "create" && r.subresource == "eviction") return evict(r, body, store);
   if (verb == "create" && r.name.empty()) return create(r, body, store);
   if ((verb == "update" || verb == "patch") && !r.name.empty()) {
     return update(method, r, contentType, body, store);

@@ -16,8 +16,17 @@
 //    metadata.resourceVersion is set and not the stored one is a 409 Conflict.
 //  * Merge patches (RFC 7386) only; a strategic merge patch is applied as one too,
 //    which is what it means for the plain maps koordlet patches. JSON patch: 415.
-//  * An Eviction deletes the pod (201 Success), an Event is stored under a name made
-//    from its generateName. Both are recorded in the request log by the server.
+//  * An Eviction is answered as a real server does (fixtures pod-eviction-*): 400 for a
+//    body that is not a policy/v1 (or v1beta1) Eviction of the pod named in the path,
+//    404 for a missing pod, 409 when deleteOptions.preconditions.uid is not the pod's
+//    uid, 429 with cause DisruptionBudget for a Running pod a budget protects (a
+//    Pending pod is not protected), else 201 Success. The stand-in then deletes the
+//    pod at once; a real server with a grace period only sets deletionTimestamp and
+//    the kubelet deletes the pod when its containers stopped.
+//  * A PodDisruptionBudget is reduced to what an Eviction checks: a budget name per
+//    protected pod, which allows no disruption while it is set (protect()).
+//  * An Event is stored under a name made from its generateName. Both are recorded in
+//    the request log by the server.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +114,12 @@ class ObjectStore {
   std::vector<Change> changesAfter(int64_t rv, const ResourceType& t, const std::string& ns,
                                    const std::string& name) const;
 
+  // The PodDisruptionBudget `budget` protects the pod ns/name (allows no disruption).
+  void protect(const std::string& ns, const std::string& name, const std::string& budget);
+  void unprotect(const std::string& ns, const std::string& name);
+  // The budget protecting ns/name; nullptr when none.
+  const std::string* budgetOf(const std::string& ns, const std::string& name) const;
+
   int64_t resourceVersion() const { return rv_; }
   int64_t oldestValid() const { return oldestValid_; }
   void compact(int64_t oldestValid) { oldestValid_ = oldestValid; }
@@ -116,6 +131,7 @@ class ObjectStore {
   int64_t rv_ = 100;  // not 0: "0" in a watch or list means "any version"
   int64_t oldestValid_ = 0;
   uint64_t uids_ = 0;
+  std::map<std::pair<std::string, std::string>, std::string> budgets_;  // (ns, name) -> PDB
 };
 
 // A reply before framing.
