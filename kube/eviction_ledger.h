@@ -4,10 +4,11 @@
 //
 // The ledger is the strategies' memory of earlier rounds, per pod UID:
 //   in flight  an Eviction was sent and has no answer yet;
-//   evicted    the API server accepted it (201), or the pod was already gone (404);
-//              kept kEvictedTtl (koordlet's 2-minute cache of evicted UIDs);
-//   refused    the API server said no (429 from a PodDisruptionBudget, a 409 UID
-//              mismatch, 5xx, no connection): not asked again before its back-off.
+//   evicted    the API server accepted it (201), or the pod was already gone (404,
+//              or a 409 UID mismatch: that UID no longer exists); kept kEvictedTtl
+//              (koordlet's 2-minute cache of evicted UIDs);
+//   refused    the API server said no (429 from a PodDisruptionBudget or throttling,
+//              401/403, 5xx, no connection): not asked again before its back-off.
 // A pod in flight or evicted counts as released (koordlet's "pending release"): a
 // strategy does not pick another victim for pressure that pod's eviction will relieve,
 // and never asks for it twice. A refused pod is skipped until its back-off ends, so
