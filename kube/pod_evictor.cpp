@@ -123,12 +123,21 @@ void PodEvictor::stop() {
   events_.clear();
 }
 
+Status PodEvictor::check(const EvictionRequest& r) {
+  const std::string what = "eviction of " + r.ns + "/" + r.name + ": ";
+  if (!isDnsLabel(r.ns)) return makeError(what + "namespace \"" + r.ns + "\" is not a DNS label");
+  if (!isDnsSubdomain(r.name)) {
+    return makeError(what + "name \"" + r.name + "\" is not a DNS subdomain");
+  }
+  if (r.uid.empty()) return makeError(what + "uid is empty");
+  // Cannot fail after the checks above; kept as the transport's own guard.
+  if (!validTarget(podPath(r) + "/eviction")) return makeError(what + "invalid request target");
+  return Ok{};
+}
+
 SubmitResult PodEvictor::submit(EvictionRequest request) {
   if (stopped_) return SubmitResult::kStopped;
-  if (!isDnsLabel(request.ns) || !isDnsSubdomain(request.name) || request.uid.empty() ||
-      !validTarget(podPath(request) + "/eviction")) {
-    return SubmitResult::kInvalid;
-  }
+  if (!check(request).ok()) return SubmitResult::kInvalid;
   const Clock::Monotonic now = clock_.now();
   if (ledger_.pending(request.uid, now)) return SubmitResult::kPending;
   if (ledger_.blocked(request.uid, now)) return SubmitResult::kBlocked;

@@ -25,6 +25,8 @@
 //  * Names are checked (DNS label namespace, DNS subdomain name) before they go into
 //    a path; a bad one is refused at submit().
 //  * Everything runs on the ApiClient's io_context thread; no threads of its own.
+//    The ApiClient and the ledger must outlive the PodEvictor; an onResult callback
+//    may submit() or stop(), not destroy it.
 //    stop() (and the destructor) cancel what is queued or in flight and forget
 //    those pods in the ledger: no answer will come to mark them.
 #pragma once
@@ -97,6 +99,9 @@ class PodEvictor {
   PodEvictor& operator=(const PodEvictor&) = delete;
 
   SubmitResult submit(EvictionRequest request);
+  // Why submit() would refuse a request as kInvalid, naming the field: "eviction of
+  // colo/../x: name \"../x\" is not a DNS subdomain". Ok otherwise.
+  static Status check(const EvictionRequest& request);
   // Called once per answered Eviction, on the loop thread, after the ledger and the
   // counts were updated.
   void onResult(std::function<void(const EvictionResult&)> callback);

@@ -295,6 +295,17 @@ TEST_CASE("names that are not DNS names are refused before any request", "[evict
   CHECK(f.evictor->submit(request("../nodes/rig-node", "uid-2")) == SubmitResult::kInvalid);
   CHECK(f.evictor->submit(request("be-1?dryRun=All", "uid-3")) == SubmitResult::kInvalid);
   CHECK(f.evictor->submit(request("be-1", "")) == SubmitResult::kInvalid);
+  auto why = PodEvictor::check(request("../nodes/rig-node", "uid-2"));
+  REQUIRE_FALSE(why.ok());
+  CHECK(why.error().message ==
+        "eviction of colo/../nodes/rig-node: name \"../nodes/rig-node\" is not a DNS subdomain");
+  why = PodEvictor::check(request("be-1", "uid-1", "Colo"));
+  REQUIRE_FALSE(why.ok());
+  CHECK(why.error().message == "eviction of Colo/be-1: namespace \"Colo\" is not a DNS label");
+  why = PodEvictor::check(request("be-1", ""));
+  REQUIRE_FALSE(why.ok());
+  CHECK(why.error().message == "eviction of colo/be-1: uid is empty");
+  CHECK(PodEvictor::check(request("be-1", "uid-1")).ok());
   CHECK(f.ledger.size() == 0);
   CHECK(f.evictor->inFlight() + f.evictor->queued() == 0);
   CHECK(runsOutOfWork(f.io));
