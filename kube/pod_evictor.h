@@ -118,7 +118,7 @@ class PodEvictor {
   size_t queued() const { return queue_.size(); }
   size_t eventsInFlight() const { return events_.size(); }
 
-  // The Eviction's and the Event's bodies, for tests and the docs.
+  // The Eviction's and the Event's bodies as sent (the Event stamped now).
   std::string evictionBody(const EvictionRequest& r) const;
   std::string eventBody(const EvictionRequest& r, EvictionOutcome outcome,
                         const std::string& error) const;
