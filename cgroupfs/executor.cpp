@@ -17,6 +17,7 @@
 #include <set>
 #include <string_view>
 
+#include "base/audit_log.h"
 #include "base/quote.h"
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
@@ -285,36 +286,13 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
                           {"owner", p.write->owner},
                           {"dryRun", config_.dryRun}};
   // Replace invalid UTF-8 (a hostile file's text) instead of throwing.
-  const std::string line =
-      event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path path(config_.auditPath);
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  // Rotate before the file would pass the bound; one old file is kept, so the log
-  // takes at most 2 x auditMaxBytes (plus one line, when a single line is larger).
-  struct stat st {};
-  if (::stat(config_.auditPath.c_str(), &st) == 0 && st.st_size > 0 &&
-      static_cast<size_t>(st.st_size) + line.size() > config_.auditMaxBytes) {
-    ::rename(config_.auditPath.c_str(), (config_.auditPath + ".1").c_str());
-  }
-  const int fd = ::open(config_.auditPath.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  bool ok = fd >= 0;
-  int err = ok ? 0 : errno;
-  if (ok) {
-    const ssize_t n = ::write(fd, line.data(), line.size());
-    if (n != static_cast<ssize_t>(line.size())) {
-      ok = false;
-      err = n < 0 ? errno : EIO;
-    }
-    ::close(fd);
-  }
+  const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const Status written = AuditLog(config_.auditPath, config_.auditMaxBytes).append(line);
   const std::string key = "executor audit " + config_.auditPath;
-  if (ok) {
+  if (written) {
     failures_->success(key);
   } else {
-    failures_->failure(key, Severity::kWarning,
-                       "audit log " + config_.auditPath + ": " + std::strerror(err));
+    failures_->failure(key, Severity::kWarning, written.error().message);
   }
 }
 
