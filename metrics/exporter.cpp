@@ -167,6 +167,7 @@ Exporter::Exporter(std::string nodeName, std::string version)
                              "1 when the last read of the --config file was accepted, else 0")
                      .Add(node);
   initKubeApi();
+  initEviction();
   kubeletUp_ = &gaugeFamily("koordlet_kubelet_up",
                             "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);

@@ -180,6 +180,24 @@ class Exporter {
   // watches, NodeMetric reports. Not called in standalone mode (no series then).
   void recordKubeApi(const KubeApiSample& s);
 
+  // --- Evictions (metrics/exporter_eviction.cpp) ---
+  // koordlet_eviction_enabled: 1 when an eviction gate is on and the agent can
+  // evict (an API server, NodeSLO enable aside), else 0.
+  void setEvictionEnabled(bool enabled);
+  // One eviction's answer. result: evicted, not_found, conflict, budget, throttled,
+  // forbidden, error, dropped, invalid, dry_run. koordlet_pod_eviction_requests_total
+  // {feature,result}; an accepted one (evicted) also counts koordlet's
+  // koordlet_pod_eviction{reason="evicted"} and koordlet_pod_eviction_detail
+  // {pod_namespace,pod_name,reason}, whose series expire kEvictionDetailTtl after
+  // their last increment (koordlet's GC'd counter: 5 min), at most
+  // kEvictionDetailMax of them (the oldest go first). unixNow: the wall clock.
+  void recordEviction(const std::string& ns, const std::string& name, const std::string& feature,
+                      const std::string& result, double unixNow);
+  // Drops the detail series past their expiry; call once a round.
+  void expireEvictionDetails(double unixNow);
+  static constexpr double kEvictionDetailTtl = 300;
+  static constexpr size_t kEvictionDetailMax = 1000;
+
   // The text exposition format (version 0.0.4).
   std::string render() const;
   prometheus::Registry& registry() { return *registry_; }
@@ -201,6 +219,7 @@ class Exporter {
                                                              const std::string& help);
 
   void initKubeApi();
+  void initEviction();
 
   std::string node_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -284,6 +303,14 @@ class Exporter {
   prometheus::Counter* nodeMetricReportsFailed_ = nullptr;
   prometheus::Counter* nodeMetricConflicts_ = nullptr;
   double nodeMetricOkLast_ = 0, nodeMetricFailedLast_ = 0, nodeMetricConflictsLast_ = 0;
+  // Evictions (exporter_eviction.cpp)
+  prometheus::Gauge* evictionEnabled_ = nullptr;
+  prometheus::Family<prometheus::Counter>* podEviction_ = nullptr;
+  prometheus::Family<prometheus::Counter>* podEvictionDetail_ = nullptr;
+  prometheus::Family<prometheus::Counter>* evictionRequests_ = nullptr;
+  // (namespace, name) -> its detail counter and when it was last incremented.
+  std::map<std::pair<std::string, std::string>, std::pair<prometheus::Counter*, double>>
+      evictionDetails_;
   prometheus::Gauge* configGood_;
   prometheus::Gauge* cacheSeries_;
   prometheus::Gauge* cacheBytes_;

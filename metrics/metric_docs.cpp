@@ -231,6 +231,9 @@ void driveExporter(Exporter& e) {
   api.nodeMetricReportsOk = 1;
   api.nodeMetricConflicts = 1;
   e.recordKubeApi(api);
+
+  e.setEvictionEnabled(true);
+  e.recordEviction("colo", "be-pod", "BEMemoryEvict", "evicted", 1700000000);
 }
 
 std::string metricsMarkdown(const std::vector<MetricDoc>& metrics) {

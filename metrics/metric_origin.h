@@ -24,6 +24,8 @@ inline constexpr std::string_view kKoordletMetricNames[] = {
     "koordlet_kubelet_request_duration_seconds",
     "koordlet_node_used_cpu_cores",
     "koordlet_node_used_memory_bytes",
+    "koordlet_pod_eviction",
+    "koordlet_pod_eviction_detail",
     "koordlet_pod_psi",
     "koordlet_resctrl_llc_occupancy",
     "koordlet_resctrl_memory_bandwidth",

@@ -223,3 +223,62 @@ TEST_CASE("connections closed on an NRI limit are counted by limit", "[exporter]
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 1"));
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 3"));
 }
+
+TEST_CASE("an accepted eviction counts koordlet's families, any answer counts by result",
+          "[exporter][eviction]") {
+  Exporter e("n", "v1");
+  e.setEvictionEnabled(true);
+  e.recordEviction("colo", "be-1", "BEMemoryEvict", "budget", 1000);
+  std::string text = e.render();
+  CHECK(hasLine(text, "koordlet_eviction_enabled{node=\"n\"} 1"));
+  CHECK(hasLine(text, "koordlet_pod_eviction_requests_total{feature=\"BEMemoryEvict\",node=\"n\","
+                      "result=\"budget\"} 1"));
+  CHECK(text.find("koordlet_pod_eviction{") == std::string::npos);
+  CHECK(text.find("koordlet_pod_eviction_detail{") == std::string::npos);
+
+  e.recordEviction("colo", "be-1", "BEMemoryEvict", "evicted", 1010);
+  e.recordEviction("colo", "be-2", "BECPUEvict", "evicted", 1020);
+  text = e.render();
+  CHECK(hasLine(text, "koordlet_pod_eviction{node=\"n\",reason=\"evicted\"} 2"));
+  CHECK(hasLine(text, "koordlet_pod_eviction_detail{node=\"n\",pod_name=\"be-1\","
+                      "pod_namespace=\"colo\",reason=\"evicted\"} 1"));
+  CHECK(hasLine(text, "koordlet_pod_eviction_requests_total{feature=\"BECPUEvict\",node=\"n\","
+                      "result=\"evicted\"} 1"));
+}
+
+TEST_CASE("a pod's eviction detail series expires five minutes after its last increment",
+          "[exporter][eviction]") {
+  Exporter e("n", "v1");
+  e.recordEviction("colo", "be-1", "BEMemoryEvict", "evicted", 1000);
+  e.recordEviction("colo", "be-2", "BEMemoryEvict", "evicted", 1200);
+  e.expireEvictionDetails(1000 + Exporter::kEvictionDetailTtl - 1);
+  CHECK(e.render().find("pod_name=\"be-1\"") != std::string::npos);
+  e.expireEvictionDetails(1000 + Exporter::kEvictionDetailTtl);
+  const std::string text = e.render();
+  CHECK(text.find("pod_name=\"be-1\"") == std::string::npos);
+  CHECK(text.find("pod_name=\"be-2\"") != std::string::npos);
+  // The total is koordlet's counter, never expired.
+  CHECK(hasLine(text, "koordlet_pod_eviction{node=\"n\",reason=\"evicted\"} 2"));
+}
+
+TEST_CASE("eviction detail series are bounded, the least recently incremented going first",
+          "[exporter][eviction]") {
+  Exporter e("n", "v1");
+  for (size_t i = 0; i < Exporter::kEvictionDetailMax; ++i) {
+    std::string pod = std::to_string(i);
+    pod.insert(0, 1, 'p');  // (not "p" + ...: g++ 12's false -Wrestrict at -O3)
+    e.recordEviction("colo", pod, "BEMemoryEvict", "evicted", 1000 + static_cast<double>(i));
+  }
+  e.recordEviction("colo", "p0", "BEMemoryEvict", "evicted", 5000);  // p0 is recent now
+  e.recordEviction("colo", "new", "BEMemoryEvict", "evicted", 5001);
+  const std::string text = e.render();
+  size_t series = 0;
+  for (size_t at = text.find("\nkoordlet_pod_eviction_detail{"); at != std::string::npos;
+       at = text.find("\nkoordlet_pod_eviction_detail{", at + 1)) {
+    ++series;
+  }
+  CHECK(series == Exporter::kEvictionDetailMax);
+  CHECK(text.find("pod_name=\"p1\"") == std::string::npos);
+  CHECK(text.find("pod_name=\"p0\"") != std::string::npos);
+  CHECK(text.find("pod_name=\"new\"") != std::string::npos);
+}
