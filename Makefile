@@ -63,6 +63,7 @@ bench: build
 	./$(BUILD)/bench/nri_roundtrip 10000 500
 	./$(BUILD)/bench/node_metric_bench 20 110 500
 	./$(BUILD)/bench/api_steady $(BUILD)/agent/koordlet tests/fixtures $${API_SECONDS:-600}
+	./$(BUILD)/bench/evict_latency $(BUILD)/agent/koordlet $${EVICT_RUNS:-5}
 
 # Rewrites README's generated flag and metric reference from the code.
 docs: build

@@ -172,6 +172,7 @@ Status Agent::start() {
     exporter_.setPodCount(pods.size());
     ++podsVersion_;
   });
+  decideEviction();
   startNri();
 
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {

@@ -16,11 +16,14 @@
 #include "agent/cluster_link.h"
 #include "agent/http_server.h"
 #include "agent/options.h"
+#include "base/audit_log.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "cgroupfs/layout.h"
+#include "kube/eviction_ledger.h"
 #include "kube/kubelet_client.h"
 #include "kube/node_info.h"
+#include "kube/pod_evictor.h"
 #include "kube/pods_informer.h"
 #include "metrics/exporter.h"
 #include "metrics/metric_cache.h"
@@ -94,6 +97,15 @@ class Agent {
   void startPodSync();
   static constexpr std::chrono::seconds kNodeWait{10};
   std::string clusterSummary() const;
+  // Evictions (agent_evict.cpp): the strategies registered at startQos when a gate is
+  // on and there is an API server; their requests handed to the evictor.
+  bool evictionGates() const;
+  void decideEviction();
+  void startEviction();
+  void updateEvictionFacts();
+  void handleEvictions(const QosRound& round);
+  void onEvictionResult(const EvictionResult& r);
+  std::string evictionSummary() const;
   // NRI: the plugin client (own thread) and the hooks it answers with; the hooks
   // read a HookState this loop publishes whenever what they decide from changed.
   void startNri();
@@ -142,6 +154,12 @@ class Agent {
   std::optional<NodeInfo> nodeInfo_;        // the last good Node
   std::string reservationSource_ = "none";  // where reservation_ came from
   std::string allocatableSource_;           // where memory QoS's allocatable came from
+  EvictionLedger evictionLedger_;
+  std::unique_ptr<PodEvictor> evictor_;
+  std::optional<AuditLog> audit_;  // --audit-log-dir's audit.log; evictions append to it
+  void auditEviction(const EvictionRequest& r, const std::string& result,
+                     const std::string& detail);
+  std::string evictionOff_;  // why eviction is off ("" = on)
 
   // NRI (--enable-nri-runtime-hook)
   nri::HookStateStore hookState_;

@@ -64,6 +64,14 @@ HttpResponse Agent::serveConfig() const {
                        {"state", nri_ ? nri::toString(nri_->status().state) : "stopped"},
                        {"failurePolicy", opts_.runtimeHooksPluginFailurePolicy},
                        {"launched", opts_.nriLaunchedFd.has_value()}};
+  strategies["eviction"] = {
+      {"running", evictionOff_.empty() && qos_ != nullptr},
+      {"summary", evictionSummary()},
+      {"memoryIntervalSeconds", opts_.memoryEvictIntervalSeconds},
+      {"cpuIntervalSeconds", opts_.cpuEvictIntervalSeconds},
+      {"gracePeriodSeconds", opts_.evictionGracePeriodSeconds >= 0
+                                 ? nlohmann::json(opts_.evictionGracePeriodSeconds)
+                                 : nlohmann::json("the pod's own")}};
   j["strategies"] = std::move(strategies);
   j["dryRun"] = opts_.dryRun;
   j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};
@@ -155,6 +163,7 @@ HttpResponse Agent::serveReadyz() const {
                                                        : resctrl::statusName(resctrl_->status()))
          << "\n";
   }
+  body << "eviction: " << evictionSummary() << "\n";
   // NRI is optional: its state is reported, never a reason for 503.
   body << "nri: " << nriSummary() << "\n";
   return HttpResponse{ready_ ? 200u : 503u, "text/plain; charset=utf-8", body.str()};

@@ -73,6 +73,7 @@ void Agent::startQos() {
       // The live file and one rotated file share the budget.
       ec.auditMaxBytes =
           static_cast<size_t>(std::max(opts_.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
+      audit_.emplace(ec.auditPath, ec.auditMaxBytes);  // the evictions' lines go there too
     }
   }
   const KnobSupport support = KnobSupport::probe(opts_.paths.cgroupRoot, *layout_);
@@ -111,6 +112,7 @@ void Agent::startQos() {
                                                 opts_.memoryQosV1SoftLimit));
   // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
   qos_->add(std::make_unique<HookReconcileStrategy>(reconcile, hooks));
+  startEviction();  // the eviction strategies, when they can evict
   KLOG_INFO << "QoS manager: CPU suppress " << (suppressGate() ? "gate on" : "gate off")
             << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
             << (burstGate ? "gate on" : "gate off") << " every " << opts_.reconcileIntervalSeconds
@@ -153,7 +155,9 @@ void Agent::runQos() {
     allocatableSource_ = mem.source;
   }
   const NodeSloSpec& spec = config_.current();
-  QosRound round = qos_->runDue(informer_.pods(), cache_, spec);
+  updateEvictionFacts();
+  QosRound round = qos_->runDue(informer_.pods(), cache_, spec, &evictionLedger_);
+  handleEvictions(round);
   // Every strategy that ran: its duration, and its problems once per streak.
   for (const StrategyReport& r : round.ran) {
     exporter_.recordStrategy(r.name, r.seconds);

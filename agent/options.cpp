@@ -315,15 +315,24 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
             "RdtResctrl) strategies, in seconds; <= 0 disables them.");
   fs.intVar(&o.cpuSuppressIntervalSeconds, "cpu-suppress-interval-seconds",
             "Period of BE CPU suppress, in seconds; <= 0 disables it.");
-  fs.notImplemented("cpu-evict-interval-seconds", T::kInt, "1",
-                    "Period of CPU-based eviction, in seconds.");
-  fs.notImplemented("memory-evict-interval-seconds", T::kInt, "1",
-                    "Period of memory-based eviction, in seconds.");
-  fs.notImplemented("memory-evict-cool-time-seconds", T::kInt, "4",
-                    "Minimum seconds between memory evictions.");
-  fs.notImplemented("cpu-evict-cool-time-seconds", T::kInt, "20",
-                    "Minimum seconds between CPU evictions.");
-  fs.notImplemented("only-evict-by-api", T::kBool, "false", "Evict only through the eviction API.");
+  fs.intVar(&o.cpuEvictIntervalSeconds, "cpu-evict-interval-seconds",
+            "Period of CPU-based eviction (gates BECPUEvict, CPUEvict), in seconds; <= 0 "
+            "disables it.");
+  fs.intVar(&o.memoryEvictIntervalSeconds, "memory-evict-interval-seconds",
+            "Period of memory-based eviction (gates BEMemoryEvict, MemoryEvict), in seconds; "
+            "<= 0 disables it.");
+  fs.intVar(&o.memoryEvictCoolTimeSeconds, "memory-evict-cool-time-seconds",
+            "Minimum seconds between memory eviction rounds that evicted a pod.");
+  fs.intVar(&o.cpuEvictCoolTimeSeconds, "cpu-evict-cool-time-seconds",
+            "Minimum seconds between CPU eviction rounds that evicted a pod (also the delay "
+            "before the first one after start).");
+  fs.boolVar(&o.onlyEvictByApi, "only-evict-by-api",
+             "Accepted for koordlet's arguments. koordlet-cpp always evicts through the "
+             "Eviction API (koordlet's default, false, stops the containers through CRI and the "
+             "kubelet restarts them); false is said once at start.");
+  fs.int64Var(&o.evictionGracePeriodSeconds, "eviction-grace-period-seconds",
+              "gracePeriodSeconds of the Evictions koordlet-cpp sends, for nodes under pressure; "
+              "negative: the pod's own terminationGracePeriodSeconds.");
 
   // §1.5 resource executor.
   fs.intVar(&o.resourceForceUpdateSeconds, "resource-force-update-seconds",

@@ -76,6 +76,16 @@ struct Options {
   // QoS manager (§1.5)
   int reconcileIntervalSeconds = 1;    // CPU burst
   int cpuSuppressIntervalSeconds = 1;  // CPU suppress
+  // Eviction (issue 17): koordlet's periods and cool-downs; we evict only through
+  // the Eviction API, whatever --only-evict-by-api says (koordlet's default stops
+  // the containers through CRI).
+  int cpuEvictIntervalSeconds = 1;
+  int memoryEvictIntervalSeconds = 1;
+  int memoryEvictCoolTimeSeconds = 4;
+  int cpuEvictCoolTimeSeconds = 20;
+  bool onlyEvictByApi = false;
+  // deleteOptions.gracePeriodSeconds of our Evictions; < 0: the pod's own.
+  int64_t evictionGracePeriodSeconds = -1;
   // Executor
   int resourceForceUpdateSeconds = 60;
   std::string auditLogDir = "/var/log/koordlet";

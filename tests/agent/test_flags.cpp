@@ -351,7 +351,8 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   // wired to a module joins this list in the same change.
   const std::vector<std::string> wired = {"BECPUSuppress",    "CPUBurst",        "RdtResctrl",
                                           "ResctrlCollector", "CgroupReconcile", "PSICollector",
-                                          "BatchResource",    "CPUSetAllocator"};
+                                          "BatchResource",    "CPUSetAllocator", "BECPUEvict",
+                                          "CPUEvict",         "BEMemoryEvict",   "MemoryEvict"};
   std::vector<std::string> implemented;
   for (const GateSpec& s : FeatureGates::known()) {
     if (s.implemented) implemented.push_back(s.name);
@@ -363,7 +364,7 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   CHECK(implemented == sortedWired);
   CHECK_FALSE(FeatureGates::implemented("GroupIdentity"));
   CHECK_FALSE(FeatureGates::implemented("NodeTopologyReport"));
-  CHECK_FALSE(FeatureGates::implemented("BECPUEvict"));
+  CHECK_FALSE(FeatureGates::implemented("CPUAllocatableEvict"));
   CHECK_FALSE(FeatureGates::implemented("NoSuchGate"));
 }
 
@@ -375,11 +376,12 @@ TEST_CASE("only enabled gates without an implementation are listed as having no 
         std::vector<std::string>{"GroupIdentity", "NodeTopologyReport"});
   REQUIRE(g.set("GroupIdentity=false,NodeTopologyReport=false,CgroupReconcile=true").ok());
   CHECK(g.enabledNotImplemented().empty());  // disabled gates are never listed
-  REQUIRE(g.set("BECPUEvict=true,Accelerators=true").ok());
-  CHECK(g.enabledNotImplemented() == std::vector<std::string>{"Accelerators", "BECPUEvict"});
+  REQUIRE(g.set("CPUAllocatableEvict=true,Accelerators=true,BECPUEvict=true").ok());
+  CHECK(g.enabledNotImplemented() ==
+        std::vector<std::string>{"Accelerators", "CPUAllocatableEvict"});
   FeatureGates all;
   REQUIRE(all.set("AllAlpha=true,AllBeta=true").ok());
-  CHECK(all.enabledNotImplemented().size() == 31);  // 39 gates, 8 implemented
+  CHECK(all.enabledNotImplemented().size() == 27);  // 39 gates, 12 implemented
 }
 
 TEST_CASE("feature gates parse Kubernetes' Name=bool list", "[feature_gates]") {

@@ -90,6 +90,7 @@ const std::vector<std::string> kKoordletFlags = {
 
 // Ours: implemented on top of koordlet's set.
 const std::vector<std::string> kOwnFlags = {"dry-run",
+                                            "eviction-grace-period-seconds",
                                             "node-allocatable-memory",
                                             "memory-qos-v1-soft-limit",
                                             "resctrl-mount",
@@ -672,14 +673,16 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     size_t warnings = 0;
     std::istringstream in(log);
     for (std::string line; std::getline(in, line);) warnings += line.rfind('W', 0) == 0;
-    CHECK(warnings == 2 + 31);  // two flags, 39 gates of which 8 are implemented
+    CHECK(warnings == 2 + 27);  // two flags, 39 gates of which 12 are implemented
     CHECK(log.find("flag -runtime-hooks-network has no effect in this version") !=
           std::string::npos);
-    CHECK(log.find("feature gate BECPUEvict is enabled but has no effect") != std::string::npos);
-    CHECK(log.find("feature gate CgroupReconcile is enabled") == std::string::npos);
-    CHECK(log.find("] feature gates in effect: BECPUSuppress,BatchResource,CPUBurst,"
-                   "CPUSetAllocator,CgroupReconcile,PSICollector,RdtResctrl,ResctrlCollector\n") !=
+    CHECK(log.find("feature gate CPUAllocatableEvict is enabled but has no effect") !=
           std::string::npos);
+    CHECK(log.find("feature gate CgroupReconcile is enabled") == std::string::npos);
+    CHECK(log.find("feature gate BECPUEvict is enabled") == std::string::npos);
+    CHECK(log.find("] feature gates in effect: BECPUEvict,BECPUSuppress,BEMemoryEvict,"
+                   "BatchResource,CPUBurst,CPUEvict,CPUSetAllocator,CgroupReconcile,MemoryEvict,"
+                   "PSICollector,RdtResctrl,ResctrlCollector\n") != std::string::npos);
   }
   SECTION("nothing on and nothing ignored") {
     test::LogCapture cap;
@@ -691,13 +694,13 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
 
 TEST_CASE("the settings /config shows say per gate whether it is enabled and implemented",
           "[options]") {
-  Options o = parsed({"--feature-gates=CgroupReconcile=true,BECPUEvict=true", "--run-root-dir=/r/",
-                      "--enable-pprof"});
+  Options o = parsed({"--feature-gates=CgroupReconcile=true,CPUAllocatableEvict=true",
+                      "--run-root-dir=/r/", "--enable-pprof"});
   const nlohmann::json j = settingsJson(o);
   REQUIRE(j.at("featureGates").size() == FeatureGates::known().size());
   CHECK(j.at("featureGates").at("CgroupReconcile") ==
         nlohmann::json({{"enabled", true}, {"implemented", true}}));
-  CHECK(j.at("featureGates").at("BECPUEvict") ==
+  CHECK(j.at("featureGates").at("CPUAllocatableEvict") ==
         nlohmann::json({{"enabled", true}, {"implemented", false}}));
   CHECK(j.at("featureGates").at("GroupIdentity") ==
         nlohmann::json({{"enabled", true}, {"implemented", false}}));
@@ -750,4 +753,24 @@ TEST_CASE("in host mode a missing service-account token is explained with the fl
   CHECK(hostModeKubeletAdvice(pod, false).empty());
   CHECK(hostModeKubeletAdvice(parsed({"--kubelet-addr=10.1.2.3"}, env), false)
             .find("not at 10.1.2.3") != std::string::npos);
+}
+
+TEST_CASE("the eviction flags default to koordlet's and set their option", "[options]") {
+  const Options d = parsed({});
+  CHECK(d.cpuEvictIntervalSeconds == 1);
+  CHECK(d.memoryEvictIntervalSeconds == 1);
+  CHECK(d.memoryEvictCoolTimeSeconds == 4);
+  CHECK(d.cpuEvictCoolTimeSeconds == 20);
+  CHECK_FALSE(d.onlyEvictByApi);
+  CHECK(d.evictionGracePeriodSeconds == -1);  // the pod's own
+  const Options o = parsed({"--cpu-evict-interval-seconds=3", "--memory-evict-interval-seconds=2",
+                            "--memory-evict-cool-time-seconds=9", "--cpu-evict-cool-time-seconds=7",
+                            "--only-evict-by-api=true", "--eviction-grace-period-seconds=0"});
+  CHECK(o.cpuEvictIntervalSeconds == 3);
+  CHECK(o.memoryEvictIntervalSeconds == 2);
+  CHECK(o.memoryEvictCoolTimeSeconds == 9);
+  CHECK(o.cpuEvictCoolTimeSeconds == 7);
+  CHECK(o.onlyEvictByApi);
+  CHECK(o.evictionGracePeriodSeconds == 0);
+  CHECK(o.ignored.empty());  // each of them has an effect now
 }
