@@ -101,10 +101,13 @@ size_t occurrences(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("Koordinator's DaemonSet arguments sync pods from a kubelet with a self-signed "
-          "certificate, and one flag turns verification on") {
+TEST_CASE(
+    "Koordinator's DaemonSet arguments sync pods from a kubelet with a self-signed "
+    "certificate, and one flag turns verification on") {
   const std::string podList = fixture("kubelet/k8s-1.35/pods.json");
-  TempTree work({{"token", std::string(kToken) + "\n"}, {"cgroup/.keep", ""}, {"sys/.keep", ""},
+  TempTree work({{"token", std::string(kToken) + "\n"},
+                 {"cgroup/.keep", ""},
+                 {"sys/.keep", ""},
                  {"run/.keep", ""}});
   TestKubelet kubelet({.tls = true});
   kubelet.setBody(podList);
@@ -129,6 +132,15 @@ TEST_CASE("Koordinator's DaemonSet arguments sync pods from a kubelet with a sel
     CHECK(agent.log().find("CPU suppress with policy cpuset is off; CPU burst and cfsQuota "
                            "suppress run") != std::string::npos);
     CHECK(agent.log().find("CPU QoS strategies are off") == std::string::npos);
+    // AllAlpha turns BECPUEvict and BEMemoryEvict on; there is no API server to evict
+    // through: said once, in /readyz and as a gauge, and nothing is decided.
+    CHECK(occurrences(agent.log(), "eviction is off") == 1);
+    auto ready = httpGet(*port, "/readyz");
+    REQUIRE(ready);
+    CHECK(ready->body.find("eviction: off (no API server") != std::string::npos);
+    auto metrics = httpGet(*port, "/metrics");
+    REQUIRE(metrics);
+    CHECK(Scrape(metrics->body).value("koordlet_eviction_enabled") == 0.0);
   }
 
   SECTION("--kubelet-skip-tls-verify=false refuses a certificate the CA does not sign") {

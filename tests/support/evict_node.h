@@ -1,0 +1,151 @@
+// EvictNode: a three-pod node on this machine's real cgroup v1 kernel, with the real
+// koordlet binary running BEMemoryEvict over it against the API server stand-in. The
+// scene shared by the memory eviction end-to-end test (tests/e2e/evict_memory_test.cpp)
+// and the eviction latency benchmark (bench/evict_latency.cpp):
+//
+//   be-big    BE (label), a MemoryHog of kHogBytes started by startBigHog()
+//   be-small  BE (label), a small hog
+//   ls        Burstable (LS by default), a hog bigger than be-small's
+//
+// The pods come from a real kubelet capture (tests/fixtures/kubelet/k8s-1.35/pods.json),
+// renamed; the kubelet stand-in lists them and the API server stand-in stores them
+// (same namespace, names and uids) with the Node and the NodeSLO. The node's memory
+// use is this host's (MemTotal - MemAvailable); the Node's status.capacity.memory is
+// chosen from it at construction so that the big hog alone takes the node over the
+// threshold (lower percent kLowerPercent, threshold one above) and the release
+// koordlet computes is about half the hog: one victim (be-big, the most memory) is
+// enough. The host's other memory use may move by a few hundred MiB either way
+// without changing that.
+//
+// The CPU scene (EvictScene::kCpu) is the same three pods for BECPUEvict (reference
+// §4.4): be-big and be-small ask for kubernetes.io/batch-cpu (kBigBatchMilli,
+// kSmallBatchMilli); be-big runs a Burner, and startCpuPressure() starts one in the LS
+// pod, so that CPU suppress (policy cfsQuota, threshold kCpuSuppressPercent) holds
+// the besteffort quota at its floor (20 milli-cores) while the BE batch request
+// stays. On two CPUs: before the LS load BE may use about half the node less what the
+// rest uses (~900 m of 1500 m requested: satisfaction ~60 %, over the lower 30 %);
+// with the LS burner's core the allowance is gone, the quota is at the floor, the
+// satisfaction ~1 % over the window, and the release (1500 × (50 % − 1 %) ≈ 730 m)
+// is below be-big's request: one victim, be-big (the most CPU for its request).
+//
+// Set-up failures throw; the destructor stops the agent, then the hogs and burners,
+// then removes the cgroups.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/agent_process.h"
+#include "tests/support/burner.h"
+#include "tests/support/cgroup_v1_tree.h"
+#include "tests/support/exposition.h"
+#include "tests/support/memory_hog.h"
+#include "tests/support/temp_tree.h"
+#include "tests/support/test_apiserver.h"
+#include "tests/support/test_kubelet.h"
+
+namespace koord::test {
+
+enum class EvictScene { kMemory, kCpu };
+
+class EvictNode {
+ public:
+  static constexpr const char* kNodeName = "evict-node";
+  static constexpr const char* kNamespace = "colo";
+  static constexpr const char* kBig = "be-big";
+  static constexpr const char* kSmall = "be-small";
+  static constexpr const char* kLs = "ls";
+  static constexpr size_t kHogBytes = size_t{800} << 20;
+  static constexpr int kLowerPercent = 90;
+  // The CPU scene's NodeSLO and requests.
+  static constexpr int64_t kBigBatchMilli = 1000;
+  static constexpr int64_t kSmallBatchMilli = 500;
+  static constexpr int kCpuSuppressPercent = 50;
+  static constexpr int kSatisfactionLowerPercent = 30;
+  static constexpr int kSatisfactionUpperPercent = 50;
+  static constexpr int kCpuWindowSeconds = 5;
+  static constexpr int kCpuCoolSeconds = 5;
+  // cpu.cfs_quota_us of the besteffort dir at suppress's floor (koordlet's 2000).
+  static constexpr int64_t kQuotaFloor = 2000;
+
+  // One eviction request the stand-in got.
+  struct Seen {
+    std::string pod;
+    unsigned status = 0;
+    nlohmann::json body;
+    std::chrono::steady_clock::time_point at;  // when the test saw it in the log
+  };
+
+  // "" when this machine can host the node (root, cgroup v1); otherwise why not.
+  static std::string unavailableReason();
+
+  // "" when this machine can host the CPU scene (as above, and 2 CPUs).
+  static std::string cpuUnavailableReason();
+
+  // Builds the tree, the pods, the small hogs (memory) or be-big's burner (CPU), the
+  // stand-ins, and starts the agent with `extraFlags`: BEMemoryEvict on, suppress and
+  // burst off (memory); BECPUEvict and suppress on, burst off, a kCpuCoolSeconds
+  // cool-down (CPU).
+  EvictNode(const std::string& agentBinary, const std::vector<std::string>& extraFlags,
+            EvictScene scene = EvictScene::kMemory);
+  ~EvictNode();
+  EvictNode(const EvictNode&) = delete;
+  EvictNode& operator=(const EvictNode&) = delete;
+
+  // Waits until /readyz lists the three pods and says eviction is on: "" or why not.
+  std::string waitReady(std::chrono::milliseconds limit);
+  // The load step: be-big's hog faults in its memory; returns when it has.
+  std::chrono::steady_clock::time_point startBigHog();
+  // The kubelet kills be-big: its memory back (or its burner gone), the pod gone
+  // from the kubelet's list.
+  void killBig();
+  // CPU scene: the LS pod's burner starts spinning; returns when it has.
+  std::chrono::steady_clock::time_point startCpuPressure();
+  // CPU scene: the besteffort cpu.cfs_quota_us as the kernel holds it.
+  std::optional<int64_t> beQuota() const;
+
+  // The eviction requests the stand-in logged so far, oldest first.
+  const std::vector<Seen>& evictions();
+  // How many of them were for `pod` ("" = any) with `status` (0 = any).
+  size_t count(const std::string& pod, unsigned status = 0);
+  // A sample of the agent's /metrics; nullopt when absent or no reply.
+  std::optional<double> metric(const std::string& name, const Labels& labels);
+  // The agent's audit log (--audit-log-dir): cgroup writes and evictions.
+  std::string auditLog() const;
+  // Occurrences of `needle` in the agent's log.
+  size_t logCount(const std::string& needle) const;
+  // `what`, then the agent's log: a failure message.
+  std::string fail(const std::string& what) const;
+
+  static std::string uid(const std::string& pod);
+  TestApiServer& api() { return *api_; }
+  AgentProcess& agent() { return *agent_; }
+
+ private:
+  std::string containerDir(const std::string& pod) const;
+  void listPods();
+
+  TempTree work_;
+  std::unique_ptr<CgroupV1Tree> tree_;
+  std::unique_ptr<TestKubelet> kubelet_;
+  std::unique_ptr<TestApiServer> api_;
+  EvictScene scene_;
+  std::unique_ptr<MemoryHog> smallHog_, lsHog_, bigHog_;
+  std::unique_ptr<Burner> bigBurner_, lsBurner_;
+  std::unique_ptr<AgentProcess> agent_;
+  uint16_t port_ = 0;
+  std::vector<nlohmann::json> pods_;
+  size_t seenRequests_ = 0;  // api_->requests() already looked at
+  std::vector<Seen> evictions_;
+};
+
+}  // namespace koord::test
