@@ -253,7 +253,7 @@ void ApiClient::Impl::launch(RequestId id) {
   std::weak_ptr<Impl> weak = weak_from_this();
   if (!p.streamed) {
     p.exchange = http.request(
-        target, std::move(request), config.timeout, config.maxBodyBytes,
+        target, std::move(request), p.request.timeout.value_or(config.timeout), config.maxBodyBytes,
         [weak, id, verb, resource](Result<HttpReply> reply) {
           auto self = weak.lock();
           if (!self) return;

@@ -49,6 +49,8 @@ struct ApiRequest {
   std::string resource;
   std::string body;         // sent when non-empty
   std::string contentType;  // default application/json; a PATCH names its kind
+  // This request's deadline instead of ApiClientConfig::timeout (send() only).
+  std::optional<std::chrono::nanoseconds> timeout;
 };
 
 struct ApiReply {

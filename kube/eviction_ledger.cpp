@@ -12,23 +12,19 @@ const EvictionLedger::Entry* EvictionLedger::find(std::string_view uid) const {
 EvictionLedger::State EvictionLedger::state(std::string_view uid, Clock::Monotonic now) const {
   const Entry* e = find(uid);
   if (e == nullptr) return State::kNone;
-  switch (e->state) {
-    case State::kEvicted:
-    case State::kRefused:
-      // An expired mark is as good as none: the pod may be evicted (again).
-      return now < e->until ? e->state : State::kNone;
-    default:
-      return e->state;
-  }
+  // An expired mark is as good as none: the pod may be evicted (again).
+  if (e->state == State::kInFlight) return e->state;
+  return now < e->until ? e->state : State::kNone;
 }
 
 bool EvictionLedger::pending(std::string_view uid, Clock::Monotonic now) const {
   const State s = state(uid, now);
-  return s == State::kInFlight || s == State::kEvicted;
+  return s == State::kInFlight || s == State::kEvicted || s == State::kFailed;
 }
 
 bool EvictionLedger::blocked(std::string_view uid, Clock::Monotonic now) const {
-  return state(uid, now) == State::kRefused;
+  const State s = state(uid, now);
+  return s == State::kRefused || s == State::kGone;
 }
 
 void EvictionLedger::requested(std::string_view uid, Clock::Monotonic now) {
@@ -45,16 +41,38 @@ void EvictionLedger::evicted(std::string_view uid, Clock::Monotonic now) {
   e.backoff = std::chrono::nanoseconds(0);
 }
 
-void EvictionLedger::refused(std::string_view uid, Clock::Monotonic now,
+void EvictionLedger::backOff(std::string_view uid, State state, Clock::Monotonic now,
                              std::optional<std::chrono::seconds> retryAfter) {
   Entry& e = entries_[std::string(uid)];
   std::chrono::nanoseconds next = e.backoff.count() > 0 ? e.backoff * 2 : kRefusedFirst;
   next = std::min<std::chrono::nanoseconds>(next, kRefusedMax);
   e.backoff = next;
-  if (retryAfter) next = std::max<std::chrono::nanoseconds>(next, *retryAfter);
-  e.state = State::kRefused;
+  // A Retry-After lengthens it, but a proxy's "31 years" must not block a pod for good.
+  if (retryAfter) {
+    next = std::max<std::chrono::nanoseconds>(
+        next, std::min<std::chrono::nanoseconds>(*retryAfter, kRefusedMax));
+  }
+  e.state = state;
   e.since = now;
   e.until = now + next;
+}
+
+void EvictionLedger::failed(std::string_view uid, Clock::Monotonic now,
+                            std::optional<std::chrono::seconds> retryAfter) {
+  backOff(uid, State::kFailed, now, retryAfter);
+}
+
+void EvictionLedger::refused(std::string_view uid, Clock::Monotonic now,
+                             std::optional<std::chrono::seconds> retryAfter) {
+  backOff(uid, State::kRefused, now, retryAfter);
+}
+
+void EvictionLedger::gone(std::string_view uid, Clock::Monotonic now) {
+  Entry& e = entries_[std::string(uid)];
+  e.state = State::kGone;
+  e.since = now;
+  e.until = now + kEvictedTtl;
+  e.backoff = std::chrono::nanoseconds(0);
 }
 
 void EvictionLedger::forget(std::string_view uid) {

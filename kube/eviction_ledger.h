@@ -4,15 +4,25 @@
 //
 // The ledger is the strategies' memory of earlier rounds, per pod UID:
 //   in flight  an Eviction was sent and has no answer yet;
-//   evicted    the API server accepted it (201), or the pod was already gone (404,
-//              or a 409 UID mismatch: that UID no longer exists); kept kEvictedTtl
-//              (koordlet's 2-minute cache of evicted UIDs);
-//   refused    the API server said no (429 from a PodDisruptionBudget or throttling,
-//              401/403, 5xx, no connection): not asked again before its back-off.
-// A pod in flight or evicted counts as released (koordlet's "pending release"): a
-// strategy does not pick another victim for pressure that pod's eviction will relieve,
-// and never asks for it twice. A refused pod is skipped until its back-off ends, so
-// the next round picks the next victim instead of asking for the same pod in a loop.
+//   evicted    the API server accepted it (201); kept kEvictedTtl (koordlet's
+//              2-minute cache of evicted UIDs);
+//   failed     the answer says nothing about the pod: no connection, a timeout, 5xx, a
+//              throttling 429, 401/403. The eviction may or may not have happened, and
+//              asking another pod would fail the same way: the pod stays counted as
+//              released during a back-off, then the same pod is asked again. An API
+//              outage costs one request per back-off, not one per victim;
+//   refused    a PodDisruptionBudget said no (429, cause DisruptionBudget): skipped,
+//              not counted, during a back-off, so the next victim is asked instead;
+//   gone       404, or 409 on the UID precondition: the API has no pod of that UID (a
+//              static pod's kubelet UID is never its mirror pod's). Skipped, not
+//              counted, for kEvictedTtl: if the kubelet still lists it, its usage is
+//              still there and the next victim must go.
+// A pod in flight, evicted or failed counts as released (koordlet's "pending
+// release"): a strategy does not pick another victim for pressure that pod's eviction
+// will relieve, and never asks for it twice at once. A refused or gone pod is skipped,
+// so the next round picks the next victim instead of asking for the same pod in a loop.
+// Back-offs start at kRefusedFirst and double per answer up to kRefusedMax; a
+// Retry-After lengthens one (never past kRefusedMax), never shortens it.
 //
 // Pure and clocked: the owner passes `now`; state for pods no longer listed is freed
 // by retain() (an in-flight entry waits for its answer). Not thread-safe: the loop
@@ -50,19 +60,22 @@ class EvictionLedger {
   static constexpr std::chrono::seconds kRefusedFirst{10};
   static constexpr std::chrono::minutes kRefusedMax{5};
 
-  enum class State { kNone, kInFlight, kEvicted, kRefused };
+  enum class State { kNone, kInFlight, kEvicted, kFailed, kRefused, kGone };
 
   State state(std::string_view uid, Clock::Monotonic now) const;
-  // In flight, or evicted within kEvictedTtl: its release is already counted.
+  // In flight, evicted within kEvictedTtl, or failed within its back-off: its release
+  // is counted.
   bool pending(std::string_view uid, Clock::Monotonic now) const;
-  // Refused and its back-off not over: not to be picked now.
+  // Refused within its back-off, or gone within kEvictedTtl: not to be picked now.
   bool blocked(std::string_view uid, Clock::Monotonic now) const;
 
   void requested(std::string_view uid, Clock::Monotonic now);
   void evicted(std::string_view uid, Clock::Monotonic now);
-  // retryAfter (a throttling 429's header) lengthens the back-off, never shortens it.
+  void failed(std::string_view uid, Clock::Monotonic now,
+              std::optional<std::chrono::seconds> retryAfter = std::nullopt);
   void refused(std::string_view uid, Clock::Monotonic now,
                std::optional<std::chrono::seconds> retryAfter = std::nullopt);
+  void gone(std::string_view uid, Clock::Monotonic now);
   // Forgets a pod entirely (a request abandoned before it was sent).
   void forget(std::string_view uid);
 
@@ -75,10 +88,12 @@ class EvictionLedger {
   struct Entry {
     State state = State::kNone;
     Clock::Monotonic since{};             // when it entered this state
-    Clock::Monotonic until{};             // kEvicted: expiry; kRefused: end of back-off
+    Clock::Monotonic until{};             // when the mark ends (all but kInFlight)
     std::chrono::nanoseconds backoff{0};  // the last refusal's back-off
   };
   const Entry* find(std::string_view uid) const;
+  void backOff(std::string_view uid, State state, Clock::Monotonic now,
+               std::optional<std::chrono::seconds> retryAfter);
   std::map<std::string, Entry, std::less<>> entries_;
 };
 

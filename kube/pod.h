@@ -57,6 +57,9 @@ struct Pod {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  // metadata.deletionTimestamp is set: the pod is being deleted (evicted, or its
+  // owner scaled down) and only waits for its grace period.
+  bool terminating = false;
   KubeQos kubeQos = KubeQos::kBestEffort;
   KoordQos koordQos = KoordQos::kNone;                 // the label only ("raw" in koordlet)
   std::optional<int32_t> priority;                     // spec.priority

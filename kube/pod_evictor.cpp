@@ -175,6 +175,7 @@ void PodEvictor::send(Pending p) {
   req.path = podPath(p.request) + "/eviction";
   req.resource = "pods/eviction";
   req.body = evictionBody(p.request);
+  req.timeout = config_.requestTimeout;
   const uint64_t key = nextKey_++;
   // The client calls back later, on the loop, never from inside send().
   auto [it, inserted] = inFlight_.emplace(key, std::move(p));
@@ -209,15 +210,17 @@ void PodEvictor::answered(uint64_t key, Result<ApiReply> reply) {
   const std::string& uid = result.request.uid;
   switch (result.outcome) {
     case EvictionOutcome::kEvicted:
-    case EvictionOutcome::kNotFound:
-    case EvictionOutcome::kConflict:
       ledger_.evicted(uid, now);
       break;
-    case EvictionOutcome::kThrottled:
+    case EvictionOutcome::kNotFound:
+    case EvictionOutcome::kConflict:
+      ledger_.gone(uid, now);
+      break;
+    case EvictionOutcome::kBudget:
       ledger_.refused(uid, now, retryAfter);
       break;
-    default:
-      ledger_.refused(uid, now);
+    default:  // throttled, forbidden, error: nothing said about the pod
+      ledger_.failed(uid, now, retryAfter);
       break;
   }
   ++counts_[result.outcome];

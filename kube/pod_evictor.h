@@ -13,12 +13,14 @@
 //  * At most maxInFlight Evictions are sent at once; the others wait in a bounded
 //    queue (maxQueued), in order. A submit beyond it is dropped (counted): the next
 //    round asks again if the pressure is still there.
-//  * Answers: 201/200 evicted; 404 not_found and 409 conflict (the UID precondition
-//    failed: that pod is gone) are marked evicted too, there is nothing left to
-//    evict; 429 DisruptionBudget (budget), any other 429 (throttled, its Retry-After
-//    lengthening the back-off), 401/403 (forbidden), 5xx and no reply (error) are
-//    refusals: the ledger backs the pod off and a later round may ask again. The
-//    PodEvictor itself never retries.
+//  * Answers (the ledger's states, kube/eviction_ledger.h): 201/200 evicted; 404
+//    not_found and 409 conflict (the UID precondition failed) mark the pod gone: the
+//    API has no pod of that UID, the next victim is asked; 429 DisruptionBudget
+//    (budget) refuses it for a back-off (a budget's 429 may carry a Retry-After while
+//    the server has not processed the budget yet), the next victim is asked; any
+//    other 429 (throttled), 401/403 (forbidden), 5xx and no reply (error) say nothing
+//    about the pod: it fails, stays counted for a back-off (its Retry-After
+//    lengthening it), then is asked again. The PodEvictor itself never retries.
 //  * Events are best effort: one POST per answer, never retried, never in the way
 //    of an eviction; failures are counted. At most kMaxEventsInFlight at once, more
 //    are counted as failed without a request.
@@ -55,6 +57,10 @@ struct PodEvictorConfig {
   size_t maxQueued = 64;   // submitted requests waiting for a slot
   size_t maxInFlight = 4;  // concurrent Eviction POSTs; 0: std::invalid_argument
   bool events = true;      // an Event on the pod after each answer
+  // An Eviction's deadline. A real kube-apiserver (1.32) answers a UID precondition
+  // conflict on a pod that is not Running only after retrying it 20 x 500 ms, so
+  // about 10 s: the client's usual 10 s would cut that answer off.
+  std::chrono::nanoseconds requestTimeout = std::chrono::seconds(30);
 };
 
 // What became of one Eviction; the value is a metric label ("evicted", "budget").

@@ -359,6 +359,9 @@ Result<Pod> pod(const Json& item, const std::string& path) {
   auto name = optionalString(m, "name", metaPath);
   if (!name) return name.error();
   p.name = std::move(*name);
+  auto deletion = optionalString(m, "deletionTimestamp", metaPath);
+  if (!deletion) return deletion.error();
+  p.terminating = !deletion->empty();
   auto labels = stringMap(m, "labels", metaPath);
   if (!labels) return labels.error();
   p.labels = std::move(*labels);

@@ -99,12 +99,16 @@ Agg query(const MetricCache& cache, MetricKind kind, Aggregation agg, Clock::Mon
 
 // The window in whole seconds, as koordlet: the collect interval, or the NodeSLO's
 // when longer.
+// Held to one day: the metric cache keeps far less, so a longer window sees the same
+// samples (and fails the same W / 3 test), while its nanoseconds would overflow.
+constexpr int64_t kMaxWindowSeconds = 86400;
+
 int64_t windowSeconds(const ResourceThresholdStrategy& c, int64_t intervalSeconds) {
   int64_t w = intervalSeconds;
   if (c.cpuEvictTimeWindowSeconds && *c.cpuEvictTimeWindowSeconds > w) {
     w = *c.cpuEvictTimeWindowSeconds;
   }
-  return w;
+  return std::min(w, kMaxWindowSeconds);
 }
 
 std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
@@ -112,10 +116,7 @@ std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanosec
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
     if (view.pod == nullptr || view.pod->koordQos != KoordQos::kBE) continue;
-    // Deliberate difference: koordlet also picks a BE pod that has ended (Succeeded,
-    // Failed); it holds nothing to release, and evicting it deletes a finished Job's
-    // record, so only Pending and Running pods are victims.
-    if (!view.pod->active()) continue;
+    if (!mayBeVictim(*view.pod)) continue;
     PolicyVerdict verdict = evictionPolicyAllows(*view.pod, kFeatureBeCpuEvict);
     if (!verdict.error.empty()) addOnce(errors, verdict.error);
     if (!verdict.allowed) continue;
@@ -266,7 +267,7 @@ StrategyOutcome CpuEvictStrategy::run(const StrategyContext& ctx) {
         rep.decision = "below threshold: " + usageText + " < " + std::to_string(threshold) + "%";
         continue;
       }
-      const int64_t release = capacity * (usage - lower) / 100;
+      const int64_t release = percentOfSat(capacity, usage - lower);
       if (release <= 0) {
         rep.decision = "nothing to release: " + usageText;
         continue;

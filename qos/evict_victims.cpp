@@ -67,6 +67,8 @@ void addSat(int64_t& sum, int64_t v) {
 
 }  // namespace
 
+bool mayBeVictim(const Pod& pod) { return pod.active(); }
+
 PolicyVerdict evictionPolicyAllows(const Pod& pod, std::string_view feature) {
   auto it = pod.annotations.find(kEvictionPolicyAnnotation);
   if (it == pod.annotations.end()) return {};
@@ -151,7 +153,7 @@ std::vector<EvictVictim> priorityVictims(const QosSnapshot& snap, std::string_vi
                                          std::vector<std::string>& errors) {
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
-    if (view.pod == nullptr || !view.pod->active()) continue;
+    if (view.pod == nullptr || !mayBeVictim(*view.pod)) continue;
     const Pod& pod = *view.pod;
     PolicyVerdict verdict = evictionPolicyAllows(pod, feature);
     if (!verdict.error.empty() &&
@@ -198,7 +200,9 @@ EvictWalk walkEvictTasks(const std::vector<EvictTask>& tasks, const EvictionLedg
       for (const EvictVictim& v : task.victims) {
         const Pod& pod = *v.pod;
         if (taken.count(pod.uid) != 0) continue;
-        if (ledger != nullptr && ledger->pending(pod.uid, now)) {
+        // Being deleted (after our eviction or another): it releases what it holds
+        // once its grace period ends, and is never asked for.
+        if (pod.terminating || (ledger != nullptr && ledger->pending(pod.uid, now))) {
           taken.insert(pod.uid);
           count(v);
           out.pending.push_back(pod.name);
@@ -230,6 +234,15 @@ const EvictFeatureReport* EvictRoundReport::feature(std::string_view name) const
     if (f.feature == name) return &f;
   }
   return nullptr;
+}
+
+int64_t percentOfSat(int64_t amount, int64_t percent) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(amount, percent, &product)) {
+    return (amount < 0) == (percent < 0) ? std::numeric_limits<int64_t>::max()
+                                         : std::numeric_limits<int64_t>::min();
+  }
+  return product / 100;
 }
 
 std::string evictMessage(std::string_view feature, std::string_view podName) {

@@ -59,6 +59,14 @@ struct PolicyVerdict {
 };
 PolicyVerdict evictionPolicyAllows(const Pod& pod, std::string_view feature);
 
+// Whether a pod may be a candidate: Pending or Running. A deliberate difference from
+// koordlet, which also picks a pod that has ended (Succeeded, Failed): it holds
+// nothing, and evicting it deletes a finished Job's record. A candidate being deleted
+// (metadata.deletionTimestamp) is counted as releasing what it holds and is never
+// asked for (walkEvictTasks): after a 201 the kubelet lists it, still holding its
+// memory, for its grace period.
+bool mayBeVictim(const Pod& pod);
+
 // koordinator's GetPodPriorityValueWithDefault: spec.priority when set and not 0,
 // else the default of the pod's priority class (prod 9500, mid 7500, batch 5500,
 // free 3500, none 0); a pod without a class takes it from its QoS with default
@@ -114,8 +122,8 @@ struct EvictTask {
 struct EvictTaskOutcome {
   int64_t released = 0;              // counted toward the target when the task ended
   std::vector<std::string> picked;   // names newly picked by this task, in order
-  std::vector<std::string> pending;  // names counted as already being released
-  std::vector<std::string> blocked;  // names skipped as refused and backing off
+  std::vector<std::string> pending;  // counted as already being released (ledger, terminating)
+  std::vector<std::string> blocked;  // skipped: refused by a budget, or gone (404/409)
   bool met = false;                  // released >= toRelease
 };
 
@@ -148,6 +156,10 @@ struct EvictRoundReport {
   bool newlyPicked = false;                  // the cool-down started this round
   const EvictFeatureReport* feature(std::string_view name) const;
 };
+
+// amount × percent / 100, saturating at the int64 bounds instead of overflowing (a
+// hostile Node capacity times a percent).
+int64_t percentOfSat(int64_t amount, int64_t percent);
 
 // The message of a request: "trigger by koordlet feature BEMemoryEvict, kill pod: be-1".
 std::string evictMessage(std::string_view feature, std::string_view podName);

@@ -43,10 +43,7 @@ std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanosec
   for (const PodView& view : snap.pods) {
     // The raw label only: a pod defaulted to BE by its kube class is not one.
     if (view.pod == nullptr || view.pod->koordQos != KoordQos::kBE) continue;
-    // Deliberate difference: koordlet also picks a BE pod that has ended (Succeeded,
-    // Failed); it holds nothing to release, and evicting it deletes a finished Job's
-    // record, so only Pending and Running pods are victims.
-    if (!view.pod->active()) continue;
+    if (!mayBeVictim(*view.pod)) continue;
     PolicyVerdict verdict = evictionPolicyAllows(*view.pod, kFeatureBeMemoryEvict);
     if (!verdict.error.empty()) addOnce(errors, verdict.error);
     if (!verdict.allowed) continue;
@@ -118,7 +115,7 @@ StrategyOutcome MemoryEvictStrategy::run(const StrategyContext& ctx) {
       rep.decision = "below threshold: " + usageText + " < " + std::to_string(threshold) + "%";
       continue;
     }
-    const int64_t release = capacity * (usage - lower) / 100;
+    const int64_t release = percentOfSat(capacity, usage - lower);
     if (release <= 0) {
       rep.decision = "nothing to release: " + usageText;
       continue;

@@ -1,6 +1,7 @@
 // EvictionLedger: the per-UID states a strategy round reads (in flight, evicted for
-// 2 minutes, refused with a back-off of 10 s doubling to 5 min, lengthened by a
-// Retry-After), and retain() freeing the pods no longer listed. ManualClock only.
+// 2 minutes, failed and counted or refused and skipped with a back-off of 10 s
+// doubling to 5 min, lengthened by a Retry-After, gone for 2 minutes), and retain()
+// freeing the pods no longer listed. ManualClock only.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
@@ -106,6 +107,48 @@ TEST_CASE("a Retry-After lengthens a refusal's back-off but never shortens it", 
   CHECK(ledger.blocked("uid-1", clock.now()));
   clock.advance(1s);
   CHECK_FALSE(ledger.blocked("uid-1", clock.now()));
+}
+
+TEST_CASE("a Retry-After never backs a pod off longer than the 5-minute cap", "[ledger]") {
+  ManualClock clock;
+  EvictionLedger ledger;
+  ledger.failed("uid-1", clock.now(), std::chrono::seconds(999'999'999));  // "31 years"
+  clock.advance(EvictionLedger::kRefusedMax - 1s);
+  CHECK(ledger.pending("uid-1", clock.now()));
+  clock.advance(1s);
+  CHECK_FALSE(ledger.pending("uid-1", clock.now()));
+}
+
+TEST_CASE("a failed pod stays counted for its back-off, doubling, then may be asked again",
+          "[ledger]") {
+  ManualClock clock;
+  EvictionLedger ledger;
+  ledger.requested("uid-1", clock.now());
+  ledger.failed("uid-1", clock.now());
+  CHECK(ledger.state("uid-1", clock.now()) == State::kFailed);
+  CHECK(ledger.pending("uid-1", clock.now()));
+  CHECK_FALSE(ledger.blocked("uid-1", clock.now()));
+  clock.advance(EvictionLedger::kRefusedFirst);
+  CHECK(ledger.state("uid-1", clock.now()) == State::kNone);
+  ledger.failed("uid-1", clock.now());
+  clock.advance(EvictionLedger::kRefusedFirst * 2 - 1s);
+  CHECK(ledger.pending("uid-1", clock.now()));
+  clock.advance(1s);
+  CHECK_FALSE(ledger.pending("uid-1", clock.now()));
+}
+
+TEST_CASE("a gone pod is skipped, not counted, for two minutes", "[ledger]") {
+  ManualClock clock;
+  EvictionLedger ledger;
+  ledger.requested("uid-1", clock.now());
+  ledger.gone("uid-1", clock.now());
+  CHECK(ledger.state("uid-1", clock.now()) == State::kGone);
+  CHECK(ledger.blocked("uid-1", clock.now()));
+  CHECK_FALSE(ledger.pending("uid-1", clock.now()));
+  clock.advance(EvictionLedger::kEvictedTtl - 1s);
+  CHECK(ledger.blocked("uid-1", clock.now()));
+  clock.advance(1s);
+  CHECK(ledger.state("uid-1", clock.now()) == State::kNone);
 }
 
 TEST_CASE("forget drops a pod's entry whatever its state", "[ledger]") {

@@ -170,7 +170,8 @@ TEST_CASE("the Eviction carries the UID precondition, and gracePeriodSeconds onl
   }
 }
 
-TEST_CASE("a UID mismatch is a conflict: that pod is gone, marked evicted, no Event", "[evictor]") {
+TEST_CASE("a UID mismatch is a conflict: that UID is gone, skipped not counted, no Event",
+          "[evictor]") {
   Fixture f;
   f.putPod("be-2", "uid-new");  // recreated under the same name
   f.evictor->submit(request("be-2", "uid-old"));
@@ -180,21 +181,28 @@ TEST_CASE("a UID mismatch is a conflict: that pod is gone, marked evicted, no Ev
   CHECK(r.httpStatus == 409);
   CHECK(r.message.find("the UID in the precondition (uid-old) does not match the UID in record "
                        "(uid-new)") != std::string::npos);
-  CHECK(f.ledger.state("uid-old", f.clock.now()) == State::kEvicted);
+  CHECK(f.ledger.state("uid-old", f.clock.now()) == State::kGone);
+  // Not counted as released (a static pod's kubelet UID always gets this 409 while it
+  // runs): the next victim is asked instead, and this one not for two minutes.
+  CHECK_FALSE(f.ledger.pending("uid-old", f.clock.now()));
+  CHECK(f.ledger.blocked("uid-old", f.clock.now()));
   CHECK(f.server.get("pods", "be-2", "colo").has_value());  // the new pod stays
   CHECK(runsOutOfWork(f.io));
   CHECK(f.server.count("create", "events") == 0);
   CHECK(f.evictor->eventsSent() + f.evictor->eventsFailed() == 0);
 }
 
-TEST_CASE("a pod that is gone is not_found, marked evicted, and gets no Event", "[evictor]") {
+TEST_CASE("a pod that is gone is not_found, skipped not counted, and gets no Event", "[evictor]") {
   Fixture f;
   f.evictor->submit(request("gone", "uid-gone"));
   f.waitResults(1);
   CHECK(f.results.at(0).outcome == EvictionOutcome::kNotFound);
   CHECK(f.results.at(0).httpStatus == 404);
   CHECK(f.results.at(0).message == "pods \"gone\" not found");
-  CHECK(f.ledger.pending("uid-gone", f.clock.now()));
+  CHECK(f.ledger.state("uid-gone", f.clock.now()) == State::kGone);
+  CHECK_FALSE(f.ledger.pending("uid-gone", f.clock.now()));
+  f.clock.advance(EvictionLedger::kEvictedTtl);
+  CHECK_FALSE(f.ledger.blocked("uid-gone", f.clock.now()));
   CHECK(runsOutOfWork(f.io));
   CHECK(f.server.count("create", "events") == 0);
 }
@@ -237,7 +245,8 @@ TEST_CASE("a disruption budget's 429 blocks the pod for its back-off, then it ma
   CHECK(f.count(EvictionOutcome::kEvicted) == 1);
 }
 
-TEST_CASE("a throttling 429 is a refusal whose back-off is the Retry-After", "[evictor]") {
+TEST_CASE("a throttling 429 fails the pod, counted, for the Retry-After, then it is asked again",
+          "[evictor]") {
   Fixture f;
   f.putPod("be-1", "uid-1");
   f.server.addFault({TestApiServer::Fault::kTooManyRequests, 1, "/eviction", 30});
@@ -246,14 +255,20 @@ TEST_CASE("a throttling 429 is a refusal whose back-off is the Retry-After", "[e
   CHECK(f.results.at(0).outcome == EvictionOutcome::kThrottled);
   CHECK(f.results.at(0).httpStatus == 429);
   CHECK_FALSE(f.results.at(0).message.empty());
+  CHECK(f.ledger.state("uid-1", f.clock.now()) == State::kFailed);
   f.clock.advance(29s);
-  CHECK(f.ledger.blocked("uid-1", f.clock.now()));
-  f.clock.advance(1s);
+  CHECK(f.ledger.pending("uid-1", f.clock.now()));  // the next victim is not asked
   CHECK_FALSE(f.ledger.blocked("uid-1", f.clock.now()));
-  CHECK(f.server.get("pods", "be-1", "colo").has_value());
+  CHECK(f.evictor->submit(request("be-1", "uid-1")) == SubmitResult::kPending);
+  f.clock.advance(1s);
+  CHECK_FALSE(f.ledger.pending("uid-1", f.clock.now()));
+  CHECK(f.evictor->submit(request("be-1", "uid-1")) == SubmitResult::kAccepted);
+  f.waitResults(2);
+  CHECK(f.results.at(1).outcome == EvictionOutcome::kEvicted);
+  CHECK_FALSE(f.server.get("pods", "be-1", "colo").has_value());
 }
 
-TEST_CASE("a 403 is forbidden and no server at all is an error; both back the pod off",
+TEST_CASE("a 403 is forbidden and no server at all is an error; both fail the pod, counted",
           "[evictor]") {
   Fixture f;
   f.putPod("be-1", "uid-1");
@@ -262,7 +277,8 @@ TEST_CASE("a 403 is forbidden and no server at all is an error; both back the po
   f.waitResults(1);
   CHECK(f.results.at(0).outcome == EvictionOutcome::kForbidden);
   CHECK(f.results.at(0).httpStatus == 403);
-  CHECK(f.ledger.blocked("uid-1", f.clock.now()));
+  CHECK(f.ledger.state("uid-1", f.clock.now()) == State::kFailed);
+  CHECK(f.ledger.pending("uid-1", f.clock.now()));
 
   f.putPod("be-2", "uid-2");
   f.server.stop();
@@ -271,7 +287,7 @@ TEST_CASE("a 403 is forbidden and no server at all is an error; both back the po
   CHECK(f.results.at(1).outcome == EvictionOutcome::kError);
   CHECK(f.results.at(1).httpStatus == 0);
   CHECK(f.results.at(1).message.find("connect") != std::string::npos);
-  CHECK(f.ledger.blocked("uid-2", f.clock.now()));
+  CHECK(f.ledger.state("uid-2", f.clock.now()) == State::kFailed);
   CHECK(f.count(EvictionOutcome::kError) == 1);
   CHECK(f.count(EvictionOutcome::kForbidden) == 1);
 }
@@ -414,4 +430,19 @@ TEST_CASE("a negative grace period or no slot at all is a configuration error", 
   PodEvictorConfig none = baseConfig();
   none.maxInFlight = 0;
   CHECK_THROWS_WITH(PodEvictor(client, ledger, clock, none), Catch::Contains("maxInFlight"));
+}
+
+TEST_CASE("a budget the server has not processed yet is a budget refusal with a back-off",
+          "[evictor]") {
+  Fixture f;
+  f.putPod("be-run", "uid-run");
+  f.server.protect("colo", "be-run", "be-run", /*processed=*/false);  // Retry-After: 10
+  f.evictor->submit(request("be-run", "uid-run"));
+  f.waitResults(1);
+  CHECK(f.results.at(0).outcome == EvictionOutcome::kBudget);
+  CHECK(f.results.at(0).message.find("still being processed") != std::string::npos);
+  CHECK(f.ledger.blocked("uid-run", f.clock.now()));
+  // Its Retry-After (10 s) is the first back-off's length anyway.
+  f.clock.advance(EvictionLedger::kRefusedFirst);
+  CHECK_FALSE(f.ledger.blocked("uid-run", f.clock.now()));
 }

@@ -885,3 +885,17 @@ TEST_CASE("hostile JSON never throws or crashes the parser", "[pod]") {
     }
   }
 }
+
+TEST_CASE("a pod with a deletionTimestamp is terminating, absent or null it is not", "[pod]") {
+  Json pod = makePod("u1", Json::array({container("c", {{"cpu", "1"}}, nullptr)}));
+  CHECK_FALSE(parseOne(pod).terminating);
+  pod["metadata"]["deletionTimestamp"] = nullptr;
+  CHECK_FALSE(parseOne(pod).terminating);
+  // As the API server sets it on a pod being evicted.
+  pod["metadata"]["deletionTimestamp"] = "2026-11-26T01:12:15Z";
+  CHECK(parseOne(pod).terminating);
+  pod["metadata"]["deletionTimestamp"] = 5;
+  auto list = parsePodList(Json{{"items", Json::array({pod})}}.dump());
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().message.find("items[0].metadata.deletionTimestamp") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 // the victim orders and the shared walk with a ledger. Pods built by hand.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <deque>
 #include <string>
 #include <vector>
@@ -209,6 +211,27 @@ TEST_CASE("the walk shares releases of one kind across tasks and skips pods alre
     CHECK(w.tasks[0].blocked == std::vector<std::string>{"b"});
     CHECK(w.tasks[0].released == 130);
   }
+  SECTION("a failed pod (API down) stays counted; a gone one (404/409) is skipped") {
+    EvictionLedger ledger;
+    ledger.failed("uid-a", kNow - 1s);
+    ledger.gone("uid-b", kNow - 1s);
+    std::vector<EvictTask> tasks = {{"T", ReleaseKind::kUsed, 130, {a, b, c, d}}};
+    EvictWalk w = walkEvictTasks(tasks, &ledger, kNow);
+    // An outage costs one request per back-off for a, not one for every victim.
+    CHECK(requested(w) == std::vector<std::string>{"T:c"});
+    CHECK(w.tasks[0].pending == std::vector<std::string>{"a"});
+    CHECK(w.tasks[0].blocked == std::vector<std::string>{"b"});
+  }
+  SECTION("a pod being deleted is counted and never asked for") {
+    Pod leaving = *a.pod;
+    leaving.terminating = true;
+    EvictVictim t = a;
+    t.pod = &leaving;
+    std::vector<EvictTask> tasks = {{"T", ReleaseKind::kUsed, 130, {t, b, c}}};
+    EvictWalk w = walkEvictTasks(tasks, nullptr, kNow);
+    CHECK(requested(w) == std::vector<std::string>{"T:b"});
+    CHECK(w.tasks[0].pending == std::vector<std::string>{"a"});
+  }
   SECTION("only pending pods: nothing new, so no cool-down") {
     EvictionLedger ledger;
     ledger.evicted("uid-a", kNow - 1min);
@@ -225,4 +248,13 @@ TEST_CASE("the walk shares releases of one kind across tasks and skips pods alre
     CHECK_FALSE(w.tasks[0].met);
     CHECK(w.requests[0].message == "trigger by koordlet feature T, kill pod: a");
   }
+}
+
+TEST_CASE("a percent of an amount saturates instead of overflowing", "[evict_victims]") {
+  CHECK(percentOfSat(200'000, 11) == 22'000);
+  CHECK(percentOfSat(std::numeric_limits<int64_t>::max(), 30) ==
+        std::numeric_limits<int64_t>::max());
+  CHECK(percentOfSat(std::numeric_limits<int64_t>::max(), -2) ==
+        std::numeric_limits<int64_t>::min());
+  CHECK(percentOfSat(0, 100) == 0);
 }

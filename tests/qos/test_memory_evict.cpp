@@ -2,6 +2,8 @@
 // on the exact release, the requested pods in order and the decision words.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "qos/memory_evict.h"
 #include "tests/qos/evict_test_helpers.h"
 
@@ -154,6 +156,29 @@ TEST_CASE("BE memory evict never takes a BE pod that has ended", "[memory_evict]
   REQUIRE(out.evictions.size() == 1);
   CHECK(out.evictions[0].name == "be-running");
   CHECK(report(out, kFeatureBeMemoryEvict).candidates == 1);
+}
+
+TEST_CASE("BE memory evict counts a BE pod being deleted as released and never asks for it",
+          "[memory_evict]") {
+  // After a 201 the kubelet lists the pod, holding its memory, for its grace period:
+  // it will release it; another pod must not go for the same pressure.
+  MemNode n(190'000);  // 95%: release 200,000 × 27 / 100 = 54,000 bytes
+  Pod& leaving = n.pod("be-leaving", KoordQos::kBE, KubeQos::kBestEffort);
+  leaving.terminating = true;
+  n.view(leaving, 150'000, std::nullopt);
+  n.be("be-running", 10'000);
+  auto s = beOnly();
+  StrategyOutcome out = s.run(n.ctx());
+  CHECK(out.evictions.empty());
+  const EvictFeatureReport& f = report(out, kFeatureBeMemoryEvict);
+  CHECK(f.outcome.pending == std::vector<std::string>{"be-leaving"});
+  CHECK(f.outcome.met);
+  // Not enough on its own: the next pod is asked for.
+  leaving.terminating = true;
+  n.snap.pods.front().memoryBytes = Sample{20'000, kNow - 1s};
+  StrategyOutcome more = beOnly().run(n.ctx());
+  REQUIRE(more.evictions.size() == 1);
+  CHECK(more.evictions[0].name == "be-running");
 }
 
 TEST_CASE("the eviction-policy annotation allows, excludes, or (unparsable) excludes and reports",
@@ -325,4 +350,17 @@ TEST_CASE(
   CHECK(out.evictions[0].feature == "BEMemoryEvict");
   CHECK(out.evictions[1].feature == "MemoryEvict");
   CHECK(report(out, kFeatureMemoryEvict).outcome.released == 60'000);
+}
+
+TEST_CASE("a hostile Node capacity saturates the release instead of overflowing",
+          "[memory_evict]") {
+  MemNode n(1'000);
+  n.facts.capacityMemoryBytes = std::numeric_limits<int64_t>::max();
+  n.spec.threshold.memoryEvictThresholdPercent = 0;  // valid; lower 0 − 2
+  n.be("be-1", 1'000);
+  auto s = beOnly();
+  StrategyOutcome out = s.run(n.ctx());
+  const EvictFeatureReport& f = report(out, kFeatureBeMemoryEvict);
+  CHECK(f.toRelease == std::numeric_limits<int64_t>::max());
+  CHECK(names(out) == std::vector<std::string>{"be-1"});
 }

@@ -541,9 +541,9 @@ void TestApiServer::compact(int64_t oldestValid) {
 }
 
 void TestApiServer::protect(const std::string& ns, const std::string& name,
-                            const std::string& budget) {
+                            const std::string& budget, bool processed) {
   std::lock_guard lock(impl_->shared->mu);
-  impl_->shared->store.protect(ns, name, budget);
+  impl_->shared->store.protect(ns, name, budget, processed);
 }
 
 void TestApiServer::unprotect(const std::string& ns, const std::string& name) {

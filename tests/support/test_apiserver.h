@@ -101,8 +101,10 @@ class TestApiServer {
 
   // A PodDisruptionBudget named `budget` that allows no disruption protects the pod
   // ns/name: its Evictions get the real 429 (cause DisruptionBudget) while the pod's
-  // status.phase is Running. unprotect() lifts it.
-  void protect(const std::string& ns, const std::string& name, const std::string& budget);
+  // status.phase is Running; processed false: the 429 of a budget the disruption
+  // controller has not processed yet (Retry-After: 10). unprotect() lifts it.
+  void protect(const std::string& ns, const std::string& name, const std::string& budget,
+               bool processed = true);
   void unprotect(const std::string& ns, const std::string& name);
 
   void setBearerToken(std::string token);

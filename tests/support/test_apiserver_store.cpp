@@ -133,11 +133,6 @@ Reply badRequest(const std::string& message) {
   return jsonReply(400, statusBody(400, "BadRequest", message));
 }
 
-// Real Eviction replies are indented (pod-eviction-*.body), with no final newline.
-Reply indented(unsigned status, const ordered_json& body) {
-  return Reply{status, body.dump(2), {}};
-}
-
 Reply evict(const Route& r, const std::string& body, ObjectStore& store) {
   Reply error;
   std::optional<json> in = parseBody(body, error);
@@ -153,34 +148,41 @@ Reply evict(const Route& r, const std::string& body, ObjectStore& store) {
     return badRequest("name in URL does not match name in Eviction object");
   }
   const json* pod = store.find(*r.type, r.ns, r.name);
-  if (pod == nullptr) return indented(404, notFound(*r.type, r.name));
+  if (pod == nullptr) return jsonReply(404, notFound(*r.type, r.name));
+  const std::string phase = pod->contains("status") && (*pod)["status"].is_object()
+                                ? (*pod)["status"].value("phase", "")
+                                : "";
+  // A budget counts only running pods: a Pending pod is evicted whatever it says. It
+  // is checked before the UID precondition, as the real server does.
+  if (const ObjectStore::Budget* budget = store.budgetOf(r.ns, r.name);
+      budget && phase == "Running") {
+    const std::string why =
+        budget->processed
+            ? "The disruption budget " + budget->name + " needs 1 healthy pods and has 1 currently"
+            : "The disruption budget " + budget->name + " is still being processed by the server.";
+    ordered_json d{
+        {"causes", ordered_json::array({{{"reason", "DisruptionBudget"}, {"message", why}}})}};
+    if (!budget->processed) d["retryAfterSeconds"] = 10;
+    Reply reply = jsonReply(429, statusBody(429, "TooManyRequests",
+                                            "Cannot evict pod as it would violate the pod's "
+                                            "disruption budget.",
+                                            std::move(d)));
+    if (!budget->processed) reply.headers.emplace_back("Retry-After", "10");
+    return reply;
+  }
   const std::string uid = (*pod)["metadata"].value("uid", "");
   const json::json_pointer uidField("/deleteOptions/preconditions/uid");
   const json wanted = in->contains(uidField) ? in->at(uidField) : json(nullptr);
   if (wanted.is_string() && wanted.get<std::string>() != uid) {
     ordered_json d{{"name", r.name}, {"kind", "Pod"}};
-    return indented(409,
-                    statusBody(409, "Conflict",
-                               "Operation cannot be fulfilled on Pod \"" + r.name +
-                                   "\": the UID in the precondition (" + wanted.get<std::string>() +
-                                   ") does not match the UID in record (" + uid +
-                                   "). The object might have been deleted and then "
-                                   "recreated",
-                               std::move(d)));
-  }
-  const std::string phase = pod->contains("status") && (*pod)["status"].is_object()
-                                ? (*pod)["status"].value("phase", "")
-                                : "";
-  // A budget counts only running pods: a Pending pod is evicted whatever it says.
-  if (const std::string* budget = store.budgetOf(r.ns, r.name); budget && phase == "Running") {
-    ordered_json d{{"causes", ordered_json::array({{{"reason", "DisruptionBudget"},
-                                                    {"message", "The disruption budget " + *budget +
-                                                                    " needs 1 healthy pods and "
-                                                                    "has 1 currently"}}})}};
-    return indented(429, statusBody(429, "TooManyRequests",
-                                    "Cannot evict pod as it would violate the pod's disruption "
-                                    "budget.",
-                                    std::move(d)));
+    return jsonReply(
+        409, statusBody(409, "Conflict",
+                        "Operation cannot be fulfilled on Pod \"" + r.name +
+                            "\": the UID in the precondition (" + wanted.get<std::string>() +
+                            ") does not match the UID in record (" + uid +
+                            "). The object might have been deleted and then "
+                            "recreated",
+                        std::move(d)));
   }
   // The stand-in deletes the pod at once (see the header).
   store.remove(*r.type, r.ns, r.name);
@@ -189,7 +191,7 @@ Reply evict(const Route& r, const std::string& body, ObjectStore& store) {
                        {"metadata", ordered_json::object()},
                        {"status", "Success"},
                        {"code", 201}};
-  return indented(201, success);
+  return jsonReply(201, success);
 }
 
 // PUT or PATCH of the object or its status.
@@ -373,7 +375,10 @@ ordered_json forbidden(const Route& route, const std::string& verb) {
                         " cannot " +
                         verb + " resource \"" + route.resourceName() + "\" in API group \"" +
                         std::string(t.group) + "\" " + scope,
-                    details(t, route.name, route.resourceName()));
+                    // details.kind: the resource without its subresource, as a real
+                    // server says ("pods" for pods/eviction, "nodemetrics" for
+                    // nodemetrics/status).
+                    details(t, route.name, t.plural));
 }
 
 ordered_json tooManyRequests(int retryAfterSeconds) {
@@ -435,16 +440,17 @@ json ObjectStore::put(const ResourceType& t, json object) {
   return object;
 }
 
-void ObjectStore::protect(const std::string& ns, const std::string& name,
-                          const std::string& budget) {
-  budgets_[{ns, name}] = budget;
+void ObjectStore::protect(const std::string& ns, const std::string& name, const std::string& budget,
+                          bool processed) {
+  budgets_[{ns, name}] = Budget{budget, processed};
 }
 
 void ObjectStore::unprotect(const std::string& ns, const std::string& name) {
   budgets_.erase({ns, name});
 }
 
-const std::string* ObjectStore::budgetOf(const std::string& ns, const std::string& name) const {
+const ObjectStore::Budget* ObjectStore::budgetOf(const std::string& ns,
+                                                 const std::string& name) const {
   const auto it = budgets_.find({ns, name});
   return it == budgets_.end() ? nullptr : &it->second;
 }

@@ -20,11 +20,16 @@
 //    body that is not a policy/v1 (or v1beta1) Eviction of the pod named in the path,
 //    404 for a missing pod, 409 when deleteOptions.preconditions.uid is not the pod's
 //    uid, 429 with cause DisruptionBudget for a Running pod a budget protects (a
-//    Pending pod is not protected), else 201 Success. The stand-in then deletes the
-//    pod at once; a real server with a grace period only sets deletionTimestamp and
-//    the kubelet deletes the pod when its containers stopped.
+//    Pending pod is not protected; the budget is checked before the UID, as the real
+//    server does), else 201 Success. The stand-in then deletes the pod at once; a real
+//    server with a grace period only sets deletionTimestamp and the kubelet deletes
+//    the pod when its containers stopped. Replies are compact JSON with a final
+//    newline, as a real server answers any client but curl, wget and browsers. Not
+//    modelled: a real server's 409 on a pod that is not Running comes after ~10 s.
 //  * A PodDisruptionBudget is reduced to what an Eviction checks: a budget name per
-//    protected pod, which allows no disruption while it is set (protect()).
+//    protected pod, which allows no disruption while it is set (protect()), and
+//    whether the disruption controller has processed it yet (if not: the real 429
+//    "still being processed" with Retry-After: 10).
 //  * An Event is stored under a name made from its generateName. Both are recorded in
 //    the request log by the server.
 #pragma once
@@ -114,11 +119,17 @@ class ObjectStore {
   std::vector<Change> changesAfter(int64_t rv, const ResourceType& t, const std::string& ns,
                                    const std::string& name) const;
 
-  // The PodDisruptionBudget `budget` protects the pod ns/name (allows no disruption).
-  void protect(const std::string& ns, const std::string& name, const std::string& budget);
+  // The PodDisruptionBudget `budget` protects the pod ns/name (allows no disruption);
+  // processed: whether its status is computed yet.
+  struct Budget {
+    std::string name;
+    bool processed = true;
+  };
+  void protect(const std::string& ns, const std::string& name, const std::string& budget,
+               bool processed = true);
   void unprotect(const std::string& ns, const std::string& name);
   // The budget protecting ns/name; nullptr when none.
-  const std::string* budgetOf(const std::string& ns, const std::string& name) const;
+  const Budget* budgetOf(const std::string& ns, const std::string& name) const;
 
   int64_t resourceVersion() const { return rv_; }
   int64_t oldestValid() const { return oldestValid_; }
@@ -131,7 +142,7 @@ class ObjectStore {
   int64_t rv_ = 100;  // not 0: "0" in a watch or list means "any version"
   int64_t oldestValid_ = 0;
   uint64_t uids_ = 0;
-  std::map<std::pair<std::string, std::string>, std::string> budgets_;  // (ns, name) -> PDB
+  std::map<std::pair<std::string, std::string>, Budget> budgets_;  // (ns, name) -> PDB
 };
 
 // A reply before framing.
