@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -32,6 +33,7 @@
 #include "metrics/self_collector.h"
 #include "nri/nri_client.h"
 #include "nri/nri_hooks.h"
+#include "qos/evict_victims.h"
 #include "qos/hook_reconcile.h"
 #include "qos/qos_manager.h"
 #include "qos/resctrl_manager.h"
@@ -104,6 +106,7 @@ class Agent {
   void startEviction();
   void updateEvictionFacts();
   void handleEvictions(const QosRound& round);
+  void recordEvictionDecisions(const EvictRoundReport& report);
   void onEvictionResult(const EvictionResult& r);
   std::string evictionSummary() const;
   // NRI: the plugin client (own thread) and the hooks it answers with; the hooks
@@ -159,7 +162,8 @@ class Agent {
   std::optional<AuditLog> audit_;  // --audit-log-dir's audit.log; evictions append to it
   void auditEviction(const EvictionRequest& r, const std::string& result,
                      const std::string& detail);
-  std::string evictionOff_;  // why eviction is off ("" = on)
+  std::string evictionOff_;                               // why eviction is off ("" = on)
+  std::map<std::string, std::string> evictionDecisions_;  // feature -> its last decision
 
   // NRI (--enable-nri-runtime-hook)
   nri::HookStateStore hookState_;

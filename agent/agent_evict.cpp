@@ -101,7 +101,30 @@ void Agent::updateEvictionFacts() {
   exporter_.expireEvictionDetails(unixNow(*clock_));
 }
 
+// Each feature's last decision, for /config; a decision that needs the Node's data
+// it lacks is said once per streak (the features do nothing meanwhile).
+void Agent::recordEvictionDecisions(const EvictRoundReport& report) {
+  for (const EvictFeatureReport& f : report.features) {
+    evictionDecisions_[f.feature] = f.decision;
+    const std::string key = "eviction input " + f.feature;
+    if (f.decision.rfind("no Node capacity", 0) == 0 ||
+        f.decision.rfind("no batch-cpu allocatable", 0) == 0) {
+      failures_.failure(
+          key, Severity::kWarning,
+          f.feature + " does nothing: " + f.decision + " (Node " + opts_.nodeName + ")");
+    } else {
+      failures_.success(key);
+    }
+  }
+}
+
 void Agent::handleEvictions(const QosRound& round) {
+  if (const auto* r = round.result<MemoryEvictResult>(MemoryEvictStrategy::kName)) {
+    recordEvictionDecisions(*r);
+  }
+  if (const auto* r = round.result<CpuEvictResult>(CpuEvictStrategy::kName)) {
+    recordEvictionDecisions(*r);
+  }
   for (const EvictionRequest& r : round.evictions) {
     if (opts_.dryRun) {
       if (evictionLedger_.pending(r.uid, clock_->now())) continue;
@@ -124,6 +147,10 @@ void Agent::handleEvictions(const QosRound& round) {
         break;
       case SubmitResult::kInvalid:
         // A name the API would refuse in a path: the pod list is at fault, not the API.
+        // Refused for the longest back-off, so the walk takes the next victim instead
+        // of counting this one as released every round.
+        evictionLedger_.refused(r.uid, clock_->now(),
+                                std::chrono::seconds(EvictionLedger::kRefusedMax));
         exporter_.recordEviction(r.ns, r.name, r.feature, "invalid", unixNow(*clock_));
         failures_.failure("eviction invalid", Severity::kWarning,
                           PodEvictor::check(r).error().message);
@@ -142,27 +169,34 @@ void Agent::onEvictionResult(const EvictionResult& r) {
   auditEviction(
       q, outcome,
       (r.httpStatus ? "HTTP " + std::to_string(r.httpStatus) + ": " : std::string()) + r.message);
+  // Each pod's refusals and failures are a streak of their own: logged once, then
+  // counted, and closed when that pod is evicted or found gone (the FailureLog bounds
+  // and expires the keys of pods that went away).
+  const std::string refusedKey = "eviction refused " + pod;
+  const std::string failingKey = "eviction failing " + pod;
   switch (r.outcome) {
     case EvictionOutcome::kEvicted:
       KLOG_INFO << "evicted pod " << pod << " (" << q.uid << "): " << q.message << "; answered in "
                 << std::chrono::duration<double, std::milli>(r.latency).count() << " ms";
-      failures_.success("eviction refused");
-      failures_.success("eviction failing");
+      failures_.success(refusedKey);
+      failures_.success(failingKey);
       break;
     case EvictionOutcome::kNotFound:
     case EvictionOutcome::kConflict:
       // The pod (this UID) is gone already: nothing to evict, nothing to retry.
-      failures_.failure("eviction gone", Severity::kInfo,
+      failures_.success(refusedKey);
+      failures_.success(failingKey);
+      failures_.failure("eviction gone " + pod, Severity::kInfo,
                         "eviction of " + pod + " not needed: " + r.message);
       break;
     case EvictionOutcome::kBudget:
     case EvictionOutcome::kThrottled:
-      failures_.failure("eviction refused", Severity::kWarning,
+      failures_.failure(refusedKey, Severity::kWarning,
                         "eviction of " + pod + " refused (" + outcome + "): " + r.message +
                             "; the pod is skipped for a back-off, the next victim is tried");
       break;
     default:
-      failures_.failure("eviction failing", Severity::kWarning,
+      failures_.failure(failingKey, Severity::kWarning,
                         "eviction of " + pod + " failed (" + outcome + "): " + r.message);
       break;
   }

@@ -67,6 +67,7 @@ HttpResponse Agent::serveConfig() const {
   strategies["eviction"] = {
       {"running", evictionOff_.empty() && qos_ != nullptr},
       {"summary", evictionSummary()},
+      {"lastDecisions", evictionDecisions_},
       {"memoryIntervalSeconds", opts_.memoryEvictIntervalSeconds},
       {"cpuIntervalSeconds", opts_.cpuEvictIntervalSeconds},
       {"gracePeriodSeconds", opts_.evictionGracePeriodSeconds >= 0

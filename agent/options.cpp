@@ -393,7 +393,7 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
 
   // §1.5 audit.
   fs.stringVar(&o.auditLogDir, "audit-log-dir",
-               "Directory of the audit log of cgroup writes (audit.log, JSON lines); \"\" "
+               "Directory of the audit log of cgroup writes and evictions (audit.log, JSON lines); \"\" "
                "turns it off.");
   fs.notImplemented("audit-verbose", T::kInt, "3", "Verbosity of the audit log.");
   fs.intVar(&o.auditMaxDiskSpaceMb, "audit-max-disk-space-mb",

@@ -105,10 +105,18 @@ TEST_CASE("the BE pod with the most memory is evicted once through the API, an L
   }
   CHECK(events == 1);
   CHECK(s.logCount("evicted pod colo/be-big") == 1);
+  // /config shows the feature's last decision: under the threshold again.
+  auto config = s.config();
+  REQUIRE(config);
+  CHECK((*config)["strategies"]["eviction"]["lastDecisions"]["BEMemoryEvict"]
+            .get<std::string>()
+            .rfind("below threshold", 0) == 0);
+  // The audit log has the eviction and its answer.
+  CHECK(s.auditLog().find(R"("evict":"colo/be-big")") != std::string::npos);
   CHECK(s.agent().terminate(10s) == 0);
 }
 
-TEST_CASE("with --dry-run the eviction is decided and logged once, and nothing is sent",
+TEST_CASE("with --dry-run the eviction is decided, logged once (per 2 minutes), nothing sent",
           "[e2e][evict]") {
   KOORDLET_SKIP_UNLESS_EMPTY(EvictNode::unavailableReason());
   EvictNode s(std::getenv("KOORDLET_BIN"), {"--dry-run"});

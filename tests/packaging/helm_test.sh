@@ -326,8 +326,11 @@ for l in app.kubernetes.io/name app.kubernetes.io/instance; do
   expect "default: pod has selector label $l" "$(jp "$DS" "{.spec.template.metadata.labels.$k}")" \
     "$(jp "$DS" "{.spec.selector.matchLabels.$k}")"
 done
+# The API rules (Node, NodeSLO, NodeMetric and its status, Evictions, Events), then the
+# kubelet's.
+API_RULES='{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","watch"]},{"apiGroups":["slo.koordinator.sh"],"resources":["nodeslos","nodemetrics"],"verbs":["get","list","watch"]},{"apiGroups":["slo.koordinator.sh"],"resources":["nodemetrics/status"],"verbs":["update"]},{"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]},{"apiGroups":[""],"resources":["events"],"verbs":["create"]}'
 expect "default: cluster role" "$(jp "$D/clusterrole.yaml" '{.rules}')" \
-  '[{"apiGroups":[""],"resources":["nodes/proxy"],"verbs":["get"]}]'
+  "[$API_RULES,"'{"apiGroups":[""],"resources":["nodes/proxy"],"verbs":["get"]}]'
 expect "default: binding" \
   "$(jp "$D/clusterrolebinding.yaml" '{.roleRef.kind}{.roleRef.name}{.subjects[0].kind}/{.subjects[0].namespace}/{.subjects[0].name}')" \
   "ClusterRolekoordletServiceAccount/koordinator-system/koordlet"
@@ -405,14 +408,14 @@ for l in app.kubernetes.io/name app.kubernetes.io/instance; do
     "$(jp "$SM" "{.spec.selector.matchLabels.$k}")"
 done
 expect "all: cluster role (fine-grained kubelet authz)" "$(jp "$A/clusterrole.yaml" '{.rules}')" \
-  '[{"apiGroups":[""],"resources":["nodes/pods"],"verbs":["get"]}]'
+  "[$API_RULES,"'{"apiGroups":[""],"resources":["nodes/pods"],"verbs":["get"]}]'
 check_args all 0
 grep -q '"cpuSuppressThresholdPercent": 55' "$A/check.out" || fail "all: threshold 55 not in the parsed config"
 grep -q '"cpuSuppressPolicy": "cfsQuota"' "$A/check.out" || fail "all: policy cfsQuota not in the parsed config"
 grep -q '"mbaPercent": 50' "$A/check.out" || fail "all: BE mbaPercent not in the parsed config"
 echo "ok: every value set"
 
-# --- kubelet read-only port: no token, no RBAC -------------------------------------
+# --- kubelet read-only port: no kubelet token, no kubelet rule ---------------------
 R=$WORK/readonly
 render readonly -f "$VALUES_RO"
 decode_all readonly
@@ -421,9 +424,9 @@ has_arg readonly --kubelet-insecure-tls=true
 for a in --kubelet-token-file --kubelet-skip-tls-verify --kubelet-ca-file --kubelet-secure-port; do
   lacks_arg readonly "$a"
 done
-if [ -s "$R/clusterrole.yaml" ] || [ -s "$R/clusterrolebinding.yaml" ]; then
-  fail "readonly: RBAC rendered for the read-only port"
-fi
+expect "readonly: cluster role has the API rules only" "$(jp "$R/clusterrole.yaml" '{.rules}')" \
+  "[$API_RULES]"
+[ -s "$R/clusterrolebinding.yaml" ] || fail "readonly: no binding for the API rules"
 check_args readonly 0
 echo "ok: kubelet read-only port"
 

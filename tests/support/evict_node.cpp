@@ -289,6 +289,12 @@ std::optional<double> EvictNode::metric(const std::string& name, const Labels& l
   return Scrape(r->body).value(name, labels);
 }
 
+std::optional<nlohmann::json> EvictNode::config() {
+  auto r = httpGet(port_, "/config");
+  if (!r || r->status != 200) return std::nullopt;
+  return json::parse(r->body, nullptr, false);
+}
+
 std::string EvictNode::auditLog() const {
   auto text = readFile(work_.path("audit/audit.log"));
   return text ? *text : std::string();

@@ -119,6 +119,8 @@ class EvictNode {
   size_t count(const std::string& pod, unsigned status = 0);
   // A sample of the agent's /metrics; nullopt when absent or no reply.
   std::optional<double> metric(const std::string& name, const Labels& labels);
+  // GET /config, parsed; nullopt when no reply.
+  std::optional<nlohmann::json> config();
   // The agent's audit log (--audit-log-dir): cgroup writes and evictions.
   std::string auditLog() const;
   // Occurrences of `needle` in the agent's log.
