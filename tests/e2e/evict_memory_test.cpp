@@ -1,10 +1,11 @@
 // End-to-end BEMemoryEvict (reference koordlet.md §4.5) on this machine's real cgroup
 // v1 kernel: the real koordlet binary over tests/support/evict_node.h's scene (three
 // pods holding real memory in their cgroups, the kubelet and API server stand-ins,
-// a Node capacity under which be-big's hog alone crosses the threshold).
+// the step scene: the NodeSLO's threshold lowered under the node's use).
 //
-// Cases: the eviction (once per pod, the LS pod never, the Event, the metrics and
-// the figure: crossing to request); --dry-run (decided, logged once, nothing sent);
+// Cases: the eviction as the NodeSLO's threshold goes under the node's use (once per
+// pod, the LS pod never, the Event, the metrics, /config and the audit log, and the
+// figure: crossing to request); --dry-run (decided, logged once, nothing sent);
 // a PodDisruptionBudget's 429 (not retried in a loop; the next victim meanwhile; the
 // pod evicted after its back-off once the budget allows).
 //
@@ -50,8 +51,12 @@ TEST_CASE("the BE pod with the most memory is evicted once through the API, an L
   std::this_thread::sleep_for(3s);
   REQUIRE(s.count("") == 0);
 
-  // The load step: the hog's last page is touched, the node is over the threshold.
-  const auto crossed = s.startBigHog();
+  // be-big's hog holds its memory, under the threshold: still nothing.
+  s.startBigHog();
+  std::this_thread::sleep_for(3s);
+  REQUIRE(s.count("") == 0);
+  // The NodeSLO's threshold goes under the node's use.
+  const auto crossed = s.crossThreshold();
   std::string why = waitFor(kPhase, [&]() -> std::string {
     return s.count(kBig) > 0 ? "" : "no eviction of be-big yet";
   });
@@ -59,8 +64,8 @@ TEST_CASE("the BE pod with the most memory is evicted once through the API, an L
   const EvictNode::Seen first = s.evictions().front();
   const double seconds = std::chrono::duration<double>(first.at - crossed).count();
   std::printf(
-      "FIGURE memory eviction: %.2f s from the hog's last page to the Eviction request "
-      "(collection interval 1 s)\n",
+      "FIGURE memory eviction: %.2f s from the NodeSLO threshold under the node's use to the "
+      "Eviction request (collection interval 1 s)\n",
       seconds);
   CHECK(first.pod == kBig);
   CHECK(first.status == 201);
@@ -68,7 +73,8 @@ TEST_CASE("the BE pod with the most memory is evicted once through the API, an L
   CHECK(first.body["kind"] == "Eviction");
   CHECK(first.body["deleteOptions"]["preconditions"]["uid"] == EvictNode::uid(kBig));
   CHECK_FALSE(first.body["deleteOptions"].contains("gracePeriodSeconds"));
-  // Within two collection intervals, plus the poll of the stand-in's log.
+  // Within two collection intervals (the watch brings the NodeSLO in milliseconds),
+  // plus the poll of the stand-in's log.
   CHECK(seconds < 2.5);
 
   // The pod stays listed, its memory held, past the 4 s cool-down: its eviction is
@@ -123,6 +129,8 @@ TEST_CASE("with --dry-run the eviction is decided, logged once (per 2 minutes), 
   const std::string ready = s.waitReady(kPhase);
   if (!ready.empty()) FAIL(s.fail("ready: " + ready));
   s.startBigHog();
+  std::this_thread::sleep_for(3s);  // a few rounds with the hog held (see evict_node.h)
+  s.crossThreshold();
   const std::string line = "dry-run: would evict pod colo/be-big";
   std::string why = waitFor(
       kPhase, [&]() -> std::string { return s.logCount(line) > 0 ? "" : "no dry-run decision"; });
@@ -145,6 +153,8 @@ TEST_CASE("a PodDisruptionBudget's 429 is not retried in a loop, and the pod goe
   const std::string ready = s.waitReady(kPhase);
   if (!ready.empty()) FAIL(s.fail("ready: " + ready));
   s.startBigHog();
+  std::this_thread::sleep_for(3s);  // a few rounds with the hog held (see evict_node.h)
+  s.crossThreshold();
   std::string why = waitFor(kPhase, [&]() -> std::string {
     return s.count(kBig, 429) > 0 ? "" : "no refused eviction of be-big yet";
   });

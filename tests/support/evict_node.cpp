@@ -19,6 +19,10 @@ using json = nlohmann::json;
 
 constexpr size_t kSmallHogBytes = size_t{16} << 20;
 constexpr size_t kLsHogBytes = size_t{64} << 20;
+// The step scene: with every hog the node uses kStepUsagePercent of its capacity,
+// under the NodeSLO's first threshold, kStepHighPercent.
+constexpr int kStepUsagePercent = 80;
+constexpr int kStepHighPercent = 90;
 const char* const kCapture = "kubelet/k8s-1.35/pods.json";
 
 struct PodIds {
@@ -153,11 +157,16 @@ EvictNode::EvictNode(const std::string& agentBinary, const std::vector<std::stri
     lsHog_ = std::make_unique<MemoryHog>(place(kLs), kLsHogBytes);
   }
 
-  // capacity × lower% = used now + hog/2, so with the hog the release is about
+  const int64_t hog = static_cast<int64_t>(kHogBytes);
+  // Ramp: capacity × lower% = used now + hog/2, so with the hog the release is about
   // used + hog − capacity × lower% = hog/2, and without it the node is under the
-  // threshold by about hog/2.
-  const int64_t capacity =
-      (hostUsedBytes() + static_cast<int64_t>(kHogBytes / 2)) * 100 / kLowerPercent;
+  // threshold by about hog/2. Step (and CPU): with the hog the node uses
+  // kStepUsagePercent of its capacity, under the first threshold and over the one
+  // crossThreshold() sets; the release is then about (used + hog) / 8.
+  const int64_t capacity = scene == EvictScene::kMemoryRamp
+                               ? (hostUsedBytes() + hog / 2) * 100 / kLowerPercent
+                               : (hostUsedBytes() + hog) * 100 / kStepUsagePercent;
+  capacityBytes_ = capacity;
   json node = readJson("kube-api/node-get.body");
   node["metadata"] = {{"name", kNodeName}};
   node["status"]["capacity"]["memory"] = std::to_string(capacity);
@@ -171,13 +180,13 @@ EvictNode::EvictNode(const std::string& agentBinary, const std::vector<std::stri
                  {"cpuEvictBESatisfactionLowerPercent", kSatisfactionLowerPercent},
                  {"cpuEvictBESatisfactionUpperPercent", kSatisfactionUpperPercent},
                  {"cpuEvictTimeWindowSeconds", kCpuWindowSeconds}}
-          : json{{"enable", true},
-                 {"memoryEvictThresholdPercent", kLowerPercent + 1},
-                 {"memoryEvictLowerPercent", kLowerPercent}};
-  api_->put("nodeslos", {{"apiVersion", "slo.koordinator.sh/v1alpha1"},
-                         {"kind", "NodeSLO"},
-                         {"metadata", {{"name", kNodeName}}},
-                         {"spec", {{"resourceUsedThresholdWithBE", threshold}}}});
+      : scene == EvictScene::kMemoryRamp ? json{{"enable", true},
+                                                {"memoryEvictThresholdPercent", kLowerPercent + 1},
+                                                {"memoryEvictLowerPercent", kLowerPercent}}
+                                         : json{{"enable", true},
+                                                {"memoryEvictThresholdPercent", kStepHighPercent},
+                                                {"memoryEvictLowerPercent", kStepHighPercent - 2}};
+  putNodeSlo(threshold);
 
   work_.write("kubeconfig",
               "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
@@ -240,6 +249,40 @@ std::chrono::steady_clock::time_point EvictNode::startBigHog() {
   bigHog_ =
       std::make_unique<MemoryHog>([this, dir](pid_t pid) { tree_->attach(pid, dir); }, kHogBytes);
   return std::chrono::steady_clock::now();
+}
+
+int64_t EvictNode::hostMemoryUsedBytes() { return hostUsedBytes(); }
+
+bool EvictNode::overMemoryThreshold() const {
+  // The agent's rule: whole percent of the Node's capacity, at or above the threshold.
+  return hostUsedBytes() * 100 / capacityBytes_ >= thresholdPercent_;
+}
+
+void EvictNode::putNodeSlo(const json& threshold) {
+  if (threshold.contains("memoryEvictThresholdPercent")) {
+    thresholdPercent_ = threshold["memoryEvictThresholdPercent"].get<int>();
+  }
+  api_->put("nodeslos", {{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+                         {"kind", "NodeSLO"},
+                         {"metadata", {{"name", kNodeName}}},
+                         {"spec", {{"resourceUsedThresholdWithBE", threshold}}}});
+}
+
+std::chrono::steady_clock::time_point EvictNode::crossThreshold() {
+  if (scene_ != EvictScene::kMemory) throw std::logic_error("crossThreshold: not the step scene");
+  // lower% of the capacity = the node's use now less half the hog: a release of
+  // about half the hog whatever the host's own use, which be-big alone covers.
+  const int64_t lower =
+      (hostUsedBytes() - static_cast<int64_t>(kHogBytes / 2)) * 100 / capacityBytes_;
+  if (lower < 1 || lower + 1 >= kStepHighPercent) {
+    throw std::runtime_error("crossThreshold: lower percent " + std::to_string(lower) +
+                             " out of range (is be-big's hog running?)");
+  }
+  const auto at = std::chrono::steady_clock::now();
+  putNodeSlo({{"enable", true},
+              {"memoryEvictThresholdPercent", lower + 1},
+              {"memoryEvictLowerPercent", lower}});
+  return at;
 }
 
 std::chrono::steady_clock::time_point EvictNode::startCpuPressure() {
