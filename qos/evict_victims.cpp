@@ -229,6 +229,19 @@ EvictWalk walkEvictTasks(const std::vector<EvictTask>& tasks, const EvictionLedg
   return walk;
 }
 
+bool walkIntoReport(const std::vector<EvictTask>& tasks, const std::vector<size_t>& taskReport,
+                    const EvictionLedger* ledger, Clock::Monotonic now, EvictRoundReport& report,
+                    std::vector<EvictionRequest>& requests) {
+  if (tasks.empty()) return false;
+  EvictWalk walk = walkEvictTasks(tasks, ledger, now);
+  for (size_t i = 0; i < walk.tasks.size(); ++i) {
+    report.features[taskReport[i]].outcome = std::move(walk.tasks[i]);
+  }
+  report.newlyPicked = walk.newlyPicked;
+  for (EvictionRequest& r : walk.requests) requests.push_back(std::move(r));
+  return walk.newlyPicked;
+}
+
 const EvictFeatureReport* EvictRoundReport::feature(std::string_view name) const {
   for (const EvictFeatureReport& f : features) {
     if (f.feature == name) return &f;

@@ -157,6 +157,14 @@ struct EvictRoundReport {
   const EvictFeatureReport* feature(std::string_view name) const;
 };
 
+// The end of an eviction strategy's round: the tasks walked (walkEvictTasks), each
+// task's outcome put in its feature's report (taskReport[i]: task i's index in
+// report.features), the requests appended to `requests`, report.newlyPicked set.
+// Returns whether a pod was newly picked (the strategy's cool-down starts).
+bool walkIntoReport(const std::vector<EvictTask>& tasks, const std::vector<size_t>& taskReport,
+                    const EvictionLedger* ledger, Clock::Monotonic now, EvictRoundReport& report,
+                    std::vector<EvictionRequest>& requests);
+
 // amount × percent / 100, saturating at the int64 bounds instead of overflowing (a
 // hostile Node capacity times a percent).
 int64_t percentOfSat(int64_t amount, int64_t percent);

@@ -138,14 +138,8 @@ StrategyOutcome MemoryEvictStrategy::run(const StrategyContext& ctx) {
     taskReport.push_back(result.features.size() - 1);
   }
 
-  if (!tasks.empty()) {
-    EvictWalk walk = walkEvictTasks(tasks, ctx.evictions, now);
-    for (size_t i = 0; i < walk.tasks.size(); ++i) {
-      result.features[taskReport[i]].outcome = std::move(walk.tasks[i]);
-    }
-    if (walk.newlyPicked) lastEvict_ = now;
-    result.newlyPicked = walk.newlyPicked;
-    outcome.evictions = std::move(walk.requests);
+  if (walkIntoReport(tasks, taskReport, ctx.evictions, now, result, outcome.evictions)) {
+    lastEvict_ = now;
   }
   outcome.result = std::move(result);
   return outcome;

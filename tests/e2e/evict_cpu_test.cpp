@@ -81,16 +81,12 @@ TEST_CASE("a BE pod starved of CPU by suppress under its batch request is evicte
   CHECK(s.metric("koordlet_pod_eviction_requests_total", {{"node", EvictNode::kNodeName},
                                                           {"feature", "BECPUEvict"},
                                                           {"result", "evicted"}}) == 1);
-  size_t events = 0;
-  for (const auto& r : s.api().requests()) {
-    if (r.resource != "events" || r.method != "POST") continue;
-    json e = json::parse(r.body, nullptr, false);
-    if (e["involvedObject"]["uid"] != EvictNode::uid(kBig)) continue;
-    ++events;
+  const std::vector<json> events = s.events(kBig);
+  for (const json& e : events) {
     CHECK(e["reason"] == "evictPodSuccess");
     CHECK(e["message"].get<std::string>().find("BECPUEvict") != std::string::npos);
   }
-  CHECK(events == 1);
+  CHECK(events.size() == 1);
   // The audit log has the eviction beside the suppress writes.
   const std::string audit = s.auditLog();
   CHECK(audit.find("\"evict\":\"colo/be-big\"") != std::string::npos);

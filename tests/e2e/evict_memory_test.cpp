@@ -97,19 +97,15 @@ TEST_CASE("the BE pod with the most memory is evicted once through the API, an L
                                                   {"reason", "evicted"}}) == 1);
   CHECK(s.metric("koordlet_eviction_enabled", kOnNode) == 1);
   // koordlet's Event on the pod.
-  size_t events = 0;
-  for (const auto& r : s.api().requests()) {
-    if (r.resource != "events" || r.method != "POST") continue;
-    json e = json::parse(r.body, nullptr, false);
-    if (e["involvedObject"]["uid"] != EvictNode::uid(kBig)) continue;
-    ++events;
+  const std::vector<json> events = s.events(kBig);
+  for (const json& e : events) {
     CHECK(e["reason"] == "evictPodSuccess");
     CHECK(e["type"] == "Warning");
     CHECK(e["source"]["component"] == "koordlet");
     CHECK(e["message"].get<std::string>().find("trigger by koordlet feature BEMemoryEvict") !=
           std::string::npos);
   }
-  CHECK(events == 1);
+  CHECK(events.size() == 1);
   CHECK(s.logCount("evicted pod colo/be-big") == 1);
   // /config shows the feature's last decision: under the threshold again.
   auto config = s.config();

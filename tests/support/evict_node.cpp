@@ -332,6 +332,16 @@ std::optional<double> EvictNode::metric(const std::string& name, const Labels& l
   return Scrape(r->body).value(name, labels);
 }
 
+std::vector<nlohmann::json> EvictNode::events(const std::string& pod) const {
+  std::vector<json> out;
+  for (const auto& r : api_->requests()) {
+    if (r.resource != "events" || r.method != "POST") continue;
+    json e = json::parse(r.body, nullptr, false);
+    if (e.is_object() && e["involvedObject"]["uid"] == uid(pod)) out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::optional<nlohmann::json> EvictNode::config() {
   auto r = httpGet(port_, "/config");
   if (!r || r->status != 200) return std::nullopt;

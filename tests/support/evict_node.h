@@ -142,6 +142,8 @@ class EvictNode {
   size_t count(const std::string& pod, unsigned status = 0);
   // A sample of the agent's /metrics; nullopt when absent or no reply.
   std::optional<double> metric(const std::string& name, const Labels& labels);
+  // The Events the stand-in got for `pod` (by its uid), oldest first.
+  std::vector<nlohmann::json> events(const std::string& pod) const;
   // GET /config, parsed; nullopt when no reply.
   std::optional<nlohmann::json> config();
   // The agent's audit log (--audit-log-dir): cgroup writes and evictions.
