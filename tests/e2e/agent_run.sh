@@ -86,7 +86,11 @@ assert c["generation"] == 1, c
 g = c["featureGates"]
 assert g["BECPUSuppress"] == {"enabled": True, "implemented": True}, g["BECPUSuppress"]
 assert g["GroupIdentity"] == {"enabled": True, "implemented": False}, g["GroupIdentity"]
-assert g["BECPUEvict"] == {"enabled": False, "implemented": False}, g["BECPUEvict"]
+assert g["BECPUEvict"] == {"enabled": False, "implemented": True}, g["BECPUEvict"]
+assert g["CPUAllocatableEvict"] == {"enabled": False, "implemented": False}, g["CPUAllocatableEvict"]
+# No eviction gate on (and no API server): eviction is off and says why.
+e = c["strategies"]["eviction"]
+assert e["running"] is False and e["summary"].startswith("off (no eviction gate on"), e
 assert c["flagsWithoutEffect"] == ["run-root-dir"], c["flagsWithoutEffect"]
 PY
 # A bad edit keeps the last good config and is counted; a good one is taken.
