@@ -392,9 +392,10 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
              "Do not set cfs quota to -1 for pods bound to a cpuset by the scheduler.");
 
   // §1.5 audit.
-  fs.stringVar(&o.auditLogDir, "audit-log-dir",
-               "Directory of the audit log of cgroup writes and evictions (audit.log, JSON lines); \"\" "
-               "turns it off.");
+  fs.stringVar(
+      &o.auditLogDir, "audit-log-dir",
+      "Directory of the audit log of cgroup writes and evictions (audit.log, JSON lines); \"\" "
+      "turns it off.");
   fs.notImplemented("audit-verbose", T::kInt, "3", "Verbosity of the audit log.");
   fs.intVar(&o.auditMaxDiskSpaceMb, "audit-max-disk-space-mb",
             "Disk space of the audit log, MB: the live file and one rotated file, each half.");

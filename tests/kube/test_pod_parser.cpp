@@ -891,8 +891,7 @@ TEST_CASE("a pod with a deletionTimestamp is terminating, absent or null it is n
   CHECK_FALSE(parseOne(pod).terminating);
   pod["metadata"]["deletionTimestamp"] = nullptr;
   CHECK_FALSE(parseOne(pod).terminating);
-  // As the API server sets it on a pod being evicted.
-  pod["metadata"]["deletionTimestamp"] = "2026-11-26T01:12:15Z";
+  pod["metadata"]["deletionTimestamp"] = "2026-11-26T01:12:15Z";  // as on an evicted pod
   CHECK(parseOne(pod).terminating);
   pod["metadata"]["deletionTimestamp"] = 5;
   auto list = parsePodList(Json{{"items", Json::array({pod})}}.dump());

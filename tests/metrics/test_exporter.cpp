@@ -231,8 +231,9 @@ TEST_CASE("an accepted eviction counts koordlet's families, any answer counts by
   e.recordEviction("colo", "be-1", "BEMemoryEvict", "budget", 1000);
   std::string text = e.render();
   CHECK(hasLine(text, "koordlet_eviction_enabled{node=\"n\"} 1"));
-  CHECK(hasLine(text, "koordlet_pod_eviction_requests_total{feature=\"BEMemoryEvict\",node=\"n\","
-                      "result=\"budget\"} 1"));
+  CHECK(hasLine(text,
+                "koordlet_pod_eviction_requests_total{feature=\"BEMemoryEvict\",node=\"n\","
+                "result=\"budget\"} 1"));
   CHECK(text.find("koordlet_pod_eviction{") == std::string::npos);
   CHECK(text.find("koordlet_pod_eviction_detail{") == std::string::npos);
 
@@ -240,10 +241,12 @@ TEST_CASE("an accepted eviction counts koordlet's families, any answer counts by
   e.recordEviction("colo", "be-2", "BECPUEvict", "evicted", 1020);
   text = e.render();
   CHECK(hasLine(text, "koordlet_pod_eviction{node=\"n\",reason=\"evicted\"} 2"));
-  CHECK(hasLine(text, "koordlet_pod_eviction_detail{node=\"n\",pod_name=\"be-1\","
-                      "pod_namespace=\"colo\",reason=\"evicted\"} 1"));
-  CHECK(hasLine(text, "koordlet_pod_eviction_requests_total{feature=\"BECPUEvict\",node=\"n\","
-                      "result=\"evicted\"} 1"));
+  CHECK(hasLine(text,
+                "koordlet_pod_eviction_detail{node=\"n\",pod_name=\"be-1\","
+                "pod_namespace=\"colo\",reason=\"evicted\"} 1"));
+  CHECK(hasLine(text,
+                "koordlet_pod_eviction_requests_total{feature=\"BECPUEvict\",node=\"n\","
+                "result=\"evicted\"} 1"));
 }
 
 TEST_CASE("a pod's eviction detail series expires five minutes after its last increment",
