@@ -33,12 +33,17 @@ void EvictionLedger::requested(std::string_view uid, Clock::Monotonic now) {
   e.since = now;
 }
 
-void EvictionLedger::evicted(std::string_view uid, Clock::Monotonic now) {
+void EvictionLedger::markFor(std::string_view uid, State state, Clock::Monotonic now,
+                             std::chrono::nanoseconds ttl) {
   Entry& e = entries_[std::string(uid)];
-  e.state = State::kEvicted;
+  e.state = state;
   e.since = now;
-  e.until = now + kEvictedTtl;
+  e.until = now + ttl;
   e.backoff = std::chrono::nanoseconds(0);
+}
+
+void EvictionLedger::evicted(std::string_view uid, Clock::Monotonic now) {
+  markFor(uid, State::kEvicted, now, kEvictedTtl);
 }
 
 void EvictionLedger::backOff(std::string_view uid, State state, Clock::Monotonic now,
@@ -68,11 +73,7 @@ void EvictionLedger::refused(std::string_view uid, Clock::Monotonic now,
 }
 
 void EvictionLedger::gone(std::string_view uid, Clock::Monotonic now) {
-  Entry& e = entries_[std::string(uid)];
-  e.state = State::kGone;
-  e.since = now;
-  e.until = now + kEvictedTtl;
-  e.backoff = std::chrono::nanoseconds(0);
+  markFor(uid, State::kGone, now, kEvictedTtl);
 }
 
 void EvictionLedger::forget(std::string_view uid) {

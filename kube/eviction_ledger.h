@@ -94,6 +94,9 @@ class EvictionLedger {
   const Entry* find(std::string_view uid) const;
   void backOff(std::string_view uid, State state, Clock::Monotonic now,
                std::optional<std::chrono::seconds> retryAfter);
+  // `state` for `ttl` from now, the back-off reset.
+  void markFor(std::string_view uid, State state, Clock::Monotonic now,
+               std::chrono::nanoseconds ttl);
   std::map<std::string, Entry, std::less<>> entries_;
 };
 
