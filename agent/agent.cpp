@@ -57,6 +57,7 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
                                  opts_.metricCachePodRetention},
              clock.now()),
       config_(opts_.configFile, opts_.nodeName, opts_.configOverridesNodeslo, clock),
+      topologyTimer_(io),
       collectTimer_(io),
       podSyncTimer_(io),
       signals_(io, SIGINT, SIGTERM) {}
@@ -189,6 +190,7 @@ Status Agent::start() {
   nextCollect_ = std::chrono::steady_clock::now();
   collectOnce();
   scheduleCollect();
+  startTopology();
   if (cluster_) cluster_->start();
   // koordlet: an interval <= 0 disables pod sync entirely.
   if (opts_.kubeletSyncInterval.count() > 0) {
@@ -221,6 +223,8 @@ void Agent::stop() {
   collectTimer_.cancel();
   informer_.stop();
   podSyncTimer_.cancel();
+  topologyTimer_.cancel();
+  if (configzClient_) configzClient_->cancel();
   if (cluster_) cluster_->stop();
   server_.stop();
   if (nri_) nri_->stop();

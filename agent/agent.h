@@ -23,18 +23,21 @@
 #include "cgroupfs/layout.h"
 #include "kube/eviction_ledger.h"
 #include "kube/kubelet_client.h"
+#include "kube/kubelet_config.h"
 #include "kube/node_info.h"
 #include "kube/pod_evictor.h"
 #include "kube/pods_informer.h"
 #include "metrics/exporter.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_collector.h"
+#include "metrics/node_hardware.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
 #include "nri/nri_client.h"
 #include "nri/nri_hooks.h"
 #include "qos/evict_victims.h"
 #include "qos/hook_reconcile.h"
+#include "qos/node_topology.h"
 #include "qos/qos_manager.h"
 #include "qos/resctrl_manager.h"
 #include "qos/slo_sources.h"
@@ -117,6 +120,15 @@ class Agent {
   void recordNri();
   std::string nriSummary() const;
 
+  // Node topology (agent_topology.cpp): the NodeResourceTopology content and the
+  // CPUSetAllocator hook's share pools.
+  bool queryKubeletConfig() const;
+  void startTopology();
+  void scheduleTopology();
+  void syncTopology();
+  void fetchConfigz();
+  nlohmann::json topologyJson() const;
+
   HttpResponse serveMetrics();
   HttpResponse serveReadyz() const;
   HttpResponse serveConfig() const;
@@ -178,9 +190,24 @@ class Agent {
     bool layoutKnown = false;
     bool resctrlReady = false;
     int64_t nodeAllocatableMemory = 0;
+    uint64_t cpusetRuleVersion = 0;
     bool operator==(const HookInputs&) const = default;
   };
   std::optional<HookInputs> hookInputs_;
+
+  // Node topology (agent_topology.cpp)
+  CpuBasicInfo basicInfo_;
+  std::map<int, int64_t> numaMemory_;
+  std::unique_ptr<KubeletClient> configzClient_;  // nullptr: /configz is not read
+  bool configzInFlight_ = false;
+  Clock::Monotonic lastConfigzAsk_{};
+  std::optional<KubeletCpuConfig> kubeletCpu_;  // nullopt: not known yet
+  std::string kubeletCpuSource_;
+  std::optional<NodeTopology> nodeTopology_;     // the last good one
+  std::shared_ptr<const CpuSetRule> cpusetRule_;  // what the hooks use
+  uint64_t cpusetRuleVersion_ = 0;
+  std::string topologyOff_;  // why there is no node topology ("" = there is)
+  boost::asio::steady_timer topologyTimer_;
 
   boost::asio::steady_timer collectTimer_;
   boost::asio::steady_timer podSyncTimer_;  // the wait for the Node's kubelet address

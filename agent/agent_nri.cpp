@@ -84,8 +84,10 @@ HookContext Agent::hookContext() const {
   // Before the cgroup layout is known the QoS manager does not exist; the hooks
   // still answer, from the same config (no unified v2 values, no resctrl class:
   // neither the cgroup version nor resctrl is known yet).
-  return baseHookContext(hookGates(), config_.current(), sys_.pageSize,
-                         opts_.nodeAllocatableMemory);
+  HookContext ctx = baseHookContext(hookGates(), config_.current(), sys_.pageSize,
+                                    opts_.nodeAllocatableMemory);
+  ctx.cpusetRule = cpusetRule_;
+  return ctx;
 }
 
 void Agent::publishHookState() {
@@ -96,6 +98,7 @@ void Agent::publishHookState() {
   in.layoutKnown = layout_.has_value();
   in.resctrlReady = resctrl_ && resctrl_->status() == resctrl::ResctrlStatus::kReady;
   in.nodeAllocatableMemory = qos_ ? qos_->node().nodeAllocatableMemory : 0;
+  in.cpusetRuleVersion = cpusetRuleVersion_;
   if (hookInputs_ && *hookInputs_ == in) return;  // nothing a hook reads changed
   hookInputs_ = in;
   if (qos_) qos_->setResctrlReady(in.resctrlReady);

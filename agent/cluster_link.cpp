@@ -99,11 +99,29 @@ void ClusterLink::reportNodeMetric(StatusFn build, IntervalFn interval) {
       *clock_, failures_);
 }
 
+void ClusterLink::reportTopology() {
+  ObjectInformerConfig c;
+  c.resource = std::string(kNrtResource);
+  c.collectionPath = std::string(kNrtCollectionPath);
+  c.name = opts_.nodeName;
+  c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts_.kubeApiWatchTimeout);
+  if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
+  nrt_ = std::make_unique<ObjectInformer>(io_, *client_, std::move(c), *clock_, failures_,
+                                          jitterSource());
+  topoReporter_ = std::make_unique<TopologyReporter>(*client_, opts_.nodeName, *clock_, failures_);
+}
+
+bool ClusterLink::syncTopology(const NrtContent& content, const std::string& nodeUid) {
+  if (!running_ || !nrt_ || !topoReporter_ || !nrt_->synced()) return false;
+  return topoReporter_->sync(nrt_->object(), content, nodeUid);
+}
+
 void ClusterLink::start() {
   if (running_) return;
   running_ = true;
   KLOG_INFO << "Kubernetes API: " << api_.source << ", server " << api_.server
-            << ", watching Node, NodeSLO and NodeMetric " << opts_.nodeName
+            << ", watching Node, NodeSLO, NodeMetric" << (nrt_ ? ", NodeResourceTopology " : " ")
+            << opts_.nodeName
             << (reporter_ ? "" : " (NodeMetric reporting off: --enable-node-metric-report=false)");
   node_->onChange([this](const std::optional<nlohmann::json>& o) {
     if (onNode_) onNode_(o);
@@ -133,6 +151,7 @@ void ClusterLink::start() {
   node_->start();
   nodeSlo_->start();
   nodeMetric_->start();
+  if (nrt_) nrt_->start();
 }
 
 void ClusterLink::stop() {
@@ -145,6 +164,8 @@ void ClusterLink::stop() {
   node_->stop();
   nodeSlo_->stop();
   nodeMetric_->stop();
+  if (nrt_) nrt_->stop();
+  if (topoReporter_) topoReporter_->cancel();
   client_->cancelAll();
 }
 
@@ -185,7 +206,8 @@ void ClusterLink::reportNow() {
 }
 
 bool ClusterLink::reachable() const {
-  return node_->watching() || nodeSlo_->watching() || nodeMetric_->watching();
+  return node_->watching() || nodeSlo_->watching() || nodeMetric_->watching() ||
+         (nrt_ && nrt_->watching());
 }
 
 nlohmann::json ClusterLink::health() const {
@@ -210,6 +232,19 @@ nlohmann::json ClusterLink::health() const {
   }
   nm["waiting"] = reportSkipped_;
   j["nodeMetric"] = std::move(nm);
+  if (nrt_) {
+    j["watches"]["noderesourcetopologies"] = informerHealth(*nrt_);
+    nlohmann::json t;
+    t["creates"] = topoReporter_->creates();
+    t["updates"] = topoReporter_->updates();
+    t["unchanged"] = topoReporter_->unchanged();
+    t["conflicts"] = topoReporter_->conflicts();
+    t["failed"] = topoReporter_->failed();
+    t["lastChange"] = topoReporter_->lastChange();
+    t["lastError"] = topoReporter_->lastError();
+    t["lastBodyBytes"] = topoReporter_->lastBodyBytes();
+    j["nodeResourceTopology"] = std::move(t);
+  }
   return j;
 }
 
@@ -217,8 +252,8 @@ KubeApiSample ClusterLink::sample() const {
   KubeApiSample s;
   s.reachable = reachable();
   for (const auto& [key, n] : client_->counts()) s.requests[key] = n;
-  for (const auto* i : {node_.get(), nodeSlo_.get(), nodeMetric_.get()}) {
-    s.watchSynced[i->config().resource] = i->synced() && i->watching();
+  for (const auto* i : {node_.get(), nodeSlo_.get(), nodeMetric_.get(), nrt_.get()}) {
+    if (i != nullptr) s.watchSynced[i->config().resource] = i->synced() && i->watching();
   }
   s.throttledRequests = client_->throttledRequests();
   s.throttledSeconds = std::chrono::duration<double>(client_->throttledTime()).count();

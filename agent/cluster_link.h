@@ -31,6 +31,7 @@
 #include "kube/api_config.h"
 #include "kube/object_informer.h"
 #include "kube/status_reporter.h"
+#include "kube/topology_reporter.h"
 #include "metrics/exporter.h"
 
 namespace koord {
@@ -56,6 +57,15 @@ class ClusterLink {
   // NodeMetric reporting (--enable-node-metric-report): every interval while the
   // object exists.
   void reportNodeMetric(StatusFn build, IntervalFn interval);
+
+  // NodeResourceTopology reporting (gate NodeTopologyReport): a watch on the node's
+  // object, and syncTopology() keeping it equal to what the agent computed.
+  void reportTopology();
+  // One sync (kube/topology_reporter.h); false when not reporting, before the
+  // object's watch has listed once, or while a sync is in flight.
+  bool syncTopology(const NrtContent& content, const std::string& nodeUid);
+  const TopologyReporter* topologyReporter() const { return topoReporter_.get(); }
+  const ObjectInformer* topology() const { return nrt_.get(); }
 
   void start();
   void stop();
@@ -89,6 +99,8 @@ class ClusterLink {
   std::unique_ptr<ObjectInformer> nodeSlo_;
   std::unique_ptr<ObjectInformer> nodeMetric_;
   std::unique_ptr<StatusReporter> reporter_;
+  std::unique_ptr<ObjectInformer> nrt_;
+  std::unique_ptr<TopologyReporter> topoReporter_;
   StatusFn buildStatus_;
   IntervalFn interval_;
   ObjectFn onNode_;

@@ -48,7 +48,7 @@ const std::vector<GateSpec>& FeatureGates::known() {
       {"RdtResctrl", true, GateStage::kBeta, true},
       {"ResctrlCollector", false, GateStage::kAlpha, true},
       {"CgroupReconcile", false, GateStage::kAlpha, true},
-      {"NodeTopologyReport", true, GateStage::kBeta, false},
+      {"NodeTopologyReport", true, GateStage::kBeta, true},
       {"Accelerators", false, GateStage::kAlpha, false},
       {"RDMADevices", false, GateStage::kAlpha, false},
       {"CPICollector", false, GateStage::kAlpha, false},

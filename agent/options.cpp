@@ -154,7 +154,6 @@ std::string gateList() {
 // Bound to Options fields already, but the module that reads them lands with a
 // later milestone; until then setting them changes nothing, so say so.
 constexpr const char* kNotYetUsed[] = {
-    "var-lib-kubelet-dir",  // cpu manager state, pod volumes: later milestones
     "run-root-dir",         // nothing reads the host's /run yet
 };
 
@@ -238,10 +237,14 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   fs.funcVar("kubelet-read-only-port", "uint", std::to_string(o.kubeletReadOnlyPort),
              "The kubelet's read-only port, used with --kubelet-insecure-tls.",
              port(&o.kubeletReadOnlyPort, 0));
-  fs.notImplemented("node-topology-sync-interval", T::kDuration, "3s",
-                    "How often node topology (CPU, GPU) is reported.");
-  fs.notImplemented("disable-query-kubelet-config", T::kBool, "false",
-                    "Do not read the kubelet's /configz; required with --kubelet-insecure-tls.");
+  fs.durationVar(&o.nodeTopologySyncInterval, "node-topology-sync-interval",
+                 "How often the node topology (NodeResourceTopology and the CPU share pools "
+                 "of the CPUSetAllocator hook) is computed and, when changed, reported; <= 0: "
+                 "never (no share pools).");
+  fs.boolVar(&o.disableQueryKubeletConfig, "disable-query-kubelet-config",
+             "Do not read the kubelet's /configz (its CPU manager and topology manager): the "
+             "CPU manager policy comes from --kubelet-cpu-manager-policy instead. Required "
+             "with --kubelet-insecure-tls, whose read-only port has no /configz.");
   fs.notImplemented("report-interval", T::kDuration, "0s", "Deprecated; ignored by koordlet too.");
   fs.boolVar(&o.enableNodeMetricReport, "enable-node-metric-report",
              "Update the NodeMetric custom resource's status.");

@@ -65,6 +65,8 @@ struct Options {
   std::chrono::nanoseconds kubeletSyncInterval = std::chrono::seconds(10);
   std::chrono::nanoseconds kubeletSyncTimeout = std::chrono::seconds(3);
   bool kubeletInsecureTls = false;
+  std::chrono::nanoseconds nodeTopologySyncInterval = std::chrono::seconds(3);
+  bool disableQueryKubeletConfig = false;
   int kubeletReadOnlyPort = 10255;
   // Our additions for the secure port (koordlet takes it from the Node object).
   int kubeletSecurePort = 10250;

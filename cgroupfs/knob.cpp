@@ -94,22 +94,6 @@ constexpr bool specsInEnumOrder() {
 }
 static_assert(specsInEnumOrder(), "kFacts rows must follow the Knob enum, each with a file");
 
-std::string renderCpuList(const std::vector<int>& cpus) {
-  std::string out;
-  size_t i = 0;
-  while (i < cpus.size()) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) {
-      out += '-';
-      out += std::to_string(cpus[j]);
-    }
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string_view trimNewline(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
@@ -130,6 +114,23 @@ int64_t weightToShares(int64_t weight) {
 }
 
 }  // namespace
+
+std::string renderCpuList(const std::vector<int>& cpus) {
+  std::string out;
+  size_t i = 0;
+  while (i < cpus.size()) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(cpus[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
 
 const KnobSpec& knobSpec(Knob knob) { return kSpecs[static_cast<size_t>(knob)]; }
 

@@ -101,6 +101,9 @@ struct KnobValue {
 // a negative quota clamped to the minimum would starve it.
 Status checkKnobRange(Knob knob, const KnobValue& value);
 
+// "0-3,8" for ascending ids, as the kernel and k8s cpuset.String() print a list.
+std::string renderCpuList(const std::vector<int>& cpus);
+
 // The text to write to the knob's file on this cgroup version (v2: shares become a
 // weight, -1 becomes "max").
 std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value);

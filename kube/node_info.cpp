@@ -153,6 +153,10 @@ Result<NodeInfo> parseNode(const Json& node) {
   if (out.name.empty()) return NodeErrors("").at("metadata.name", "empty");
   const NodeErrors err(out.name);
 
+  if (const Json* uid = member(*meta, "uid")) {
+    if (!uid->is_string()) return err.wrongType("metadata.uid", "a string", *uid);
+    out.uid = uid->get<std::string>();
+  }
   if (const Json* rv = member(*meta, "resourceVersion")) {
     if (!rv->is_string()) return err.wrongType("metadata.resourceVersion", "a string", *rv);
     out.resourceVersion = rv->get<std::string>();

@@ -54,6 +54,7 @@ struct NodeResources {
 
 struct NodeInfo {
   std::string name;
+  std::string uid;                                   // metadata.uid ("" when absent)
   std::string resourceVersion;                       // metadata.resourceVersion ("" when absent)
   std::vector<NodeAddress> addresses;                // status.addresses, in the API's order
   std::optional<int> kubeletPort;                    // 1..65535; nullopt when absent or 0

@@ -88,6 +88,9 @@ std::vector<int> CpuTopology::ids() const {
 }
 
 Result<std::vector<int>> parseSysfsCpuList(std::string_view text) {
+  // Trailing NUL bytes after the list are padding (a real capture of an arm64
+  // node's node/nodeN/cpulist reads "0-31\n\0"), not part of it.
+  while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
   // parseCpuList wants the kernel's '\n'; give it back when the text lacks it.
   if (!text.empty() && text.back() != '\n') return parseCpuList(std::string(text) + '\n');
   return parseCpuList(text);
@@ -147,6 +150,21 @@ Result<CpuTopology> readCpuTopology(const HostPaths& paths) {
     topo.cpus.push_back(info);
   }
   if (topo.cpus.empty()) return makeError(cat(onlinePath, ": no online CPU has a topology"));
+  // Offline CPUs whose topology is still readable: only lscpu's numbering of
+  // cores and sockets (the node topology report) counts them. Unreadable ones are
+  // skipped: an offline CPU is nobody's business.
+  if (auto listed = listNumbered(cpuRoot, "cpu"); listed) {
+    for (const int id : *listed) {
+      if (std::binary_search(online.begin(), online.end(), id)) continue;
+      const std::string dir = HostPaths::join(cpuRoot, cat("cpu", std::to_string(id), "/topology"));
+      auto core = readParsed(dir + "/core_id", parseSysfsId);
+      auto socket = readParsed(dir + "/physical_package_id", parseSysfsId);
+      if (!core || !socket) continue;
+      CpuInfo info{id, *core, *socket, 0};
+      if (auto it = nodeOf->find(id); it != nodeOf->end()) info.node = it->second;
+      topo.offline.push_back(info);
+    }
+  }
   return topo;
 }
 

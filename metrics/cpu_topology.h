@@ -27,6 +27,9 @@ struct CpuInfo {
 
 struct CpuTopology {
   std::vector<CpuInfo> cpus;  // online CPUs, sorted by id
+  // Offline CPUs whose topology files are readable, sorted by id: lscpu numbers
+  // cores and sockets over them too (qos/node_topology.h). Nothing else uses them.
+  std::vector<CpuInfo> offline;
   // True when core, socket and node come from sysfs. False for the fallback from
   // /proc/stat's cpuN lines (ids and count only: each CPU its own core, socket 0),
   // which is all CPU burst and cfsQuota suppress need; suppress's cpuset policy
@@ -50,7 +53,8 @@ Result<CpuTopology> readCpuTopology(const HostPaths& paths);
 // Parsers for the sysfs files above. The kernel ends each with '\n'; text
 // without it is accepted (hand-made trees and some captures drop it, and a
 // sysfs attribute is produced in one read, so a missing '\n' is not a cut read).
-// A cpu list ("0-3,8\n"; "\n" = none) must ascend as the kernel prints it.
+// A cpu list ("0-3,8\n"; "\n" = none) must ascend as the kernel prints it;
+// trailing NUL bytes are dropped (seen after the '\n' in a real arm64 capture).
 Result<std::vector<int>> parseSysfsCpuList(std::string_view text);
 // core_id, physical_package_id: one decimal integer; -1 is allowed (the kernel's
 // "unknown", which some arm64 firmware tables leave the package at).

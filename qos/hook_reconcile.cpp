@@ -80,6 +80,7 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
   ctx.cpuBurst =
       ctx.cpuBurst && (node.version != CgroupVersion::kV2 || node.support.has(Knob::kCpuBurst));
   ctx.memoryQos = gates.memoryQos && node.memoryQosKernel;
+  ctx.cpusetRule = node.cpusetRule;
   return ctx;
 }
 

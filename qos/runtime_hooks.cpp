@@ -207,25 +207,80 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
   return errors.status();
 }
 
-// --- CPUSetAllocator (§4.10, rules 1 and 5) ---
+// The NUMA nodes of resource-status numaNodeResources that hold cpu or batch-cpu.
+Result<std::vector<int>> numaNodesWithCpu(std::string_view json) {
+  const nlohmann::json doc = nlohmann::json::parse(json, nullptr, false);
+  const std::string where = std::string(kResourceStatusAnnotation) + ": numaNodeResources";
+  if (doc.is_discarded() || !doc.is_object()) return std::vector<int>{};  // rule 1 reported it
+  auto list = doc.find("numaNodeResources");
+  if (list == doc.end() || list->is_null()) return std::vector<int>{};
+  if (!list->is_array()) return makeError(where + ": expected an array");
+  std::vector<int> nodes;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const auto& n = (*list)[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (!n.is_object()) return makeError(at + ": expected an object");
+    auto node = n.find("node");
+    if (node == n.end() || !node->is_number_integer()) return makeError(at + ".node: expected an integer");
+    auto res = n.find("resources");
+    if (res == n.end() || !res->is_object()) continue;
+    bool hasCpu = false;
+    for (const char* key : {"cpu", kBatchCpuResource}) {
+      auto q = res->find(key);
+      if (q == res->end()) continue;
+      auto text = jsonQuantityText(*q);
+      if (!text) return makeError(at + ".resources." + key + ": not a quantity");
+      auto milli = parseQuantityMilli(*text);
+      if (!milli) return makeError(at + ".resources." + key + ": " + milli.error().message);
+      hasCpu = hasCpu || *milli > 0;
+    }
+    if (hasCpu) nodes.push_back(node->get<int>());
+  }
+  return nodes;
+}
+
+// --- CPUSetAllocator (§4.10) ---
 Status cpusetAllocator(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
                        HookIntent& out) {
   if (!ctx.cpusetAllocator) return Ok{};
   std::vector<int> cpus;
-  if (auto it = pod.annotations.find(kResourceStatusAnnotation); it != pod.annotations.end()) {
-    auto parsed = parseResourceStatusCpuset(it->second);
+  const auto status = pod.annotations.find(kResourceStatusAnnotation);
+  if (status != pod.annotations.end()) {
+    auto parsed = parseResourceStatusCpuset(status->second);
     if (!parsed) return parsed.error();
     cpus = std::move(*parsed);
   }
   if (!cpus.empty()) {
     if (!ctx.disableUnsetCpuQuota) out.cfsQuota = -1;
-    if (container != nullptr) {
-      out.cpuset = renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, KnobValue::ofCpus(cpus));
+    if (container != nullptr) out.cpuset = renderCpuList(cpus);
+    return Ok{};
+  }
+  if (container == nullptr) return Ok{};
+  const CpuSetRule* rule = ctx.cpusetRule.get();
+  if (rule != nullptr && status != pod.annotations.end() && pod.rawQos != KoordQos::kBE) {
+    auto nodes = numaNodesWithCpu(status->second);
+    if (!nodes) return nodes.error();
+    if (!nodes->empty()) {
+      out.cpuset = renderCpuList(rule->shareCpusOfNodes(*nodes));
+      return Ok{};
     }
+  }
+  if (rule != nullptr && pod.rawQos == KoordQos::kSystem && !rule->systemQosCpus.empty()) {
+    out.cpuset = renderCpuList(rule->systemQosCpus);
+    return Ok{};
+  }
+  if (rule != nullptr && pod.rawQos == KoordQos::kLS) {
+    out.cpuset = renderCpuList(rule->allShareCpus());
     return Ok{};
   }
   // Kube BestEffort: cleared, CPU suppress decides where BE runs.
-  if (container != nullptr && pod.kubeQos == KubeQos::kBestEffort) out.cpuset = "";
+  if (pod.kubeQos == KubeQos::kBestEffort) {
+    out.cpuset = "";
+    return Ok{};
+  }
+  if (rule != nullptr && rule->kubeletPolicy != "static") {
+    out.cpuset = renderCpuList(rule->allShareCpus());
+  }
   return Ok{};
 }
 

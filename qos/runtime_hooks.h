@@ -18,10 +18,17 @@
 //                    container level: its own. A negative value, or one whose
 //                    conversion or sum overflows int64 (or a quota above the kernel's
 //                    2^44-1 µs), refuses just the field it feeds (an error, no write).
-//   CPUSetAllocator  scheduling.koordinator.sh/resource-status {"cpuset": "..."}
+//   CPUSetAllocator  (§4.10) scheduling.koordinator.sh/resource-status {"cpuset": "..."}
 //                    non-empty: that cpuset on the container, and cfs quota -1 on
-//                    pod and container unless --disable-unset-cpu-quota. Kube
-//                    BestEffort pods: cpuset "" (cleared; CPU suppress owns them).
+//                    pod and container unless --disable-unset-cpu-quota. Else, for a
+//                    container, with the node's share pools known (HookContext::
+//                    cpusetRule), the first that applies: a NUMA-aware allocation
+//                    (resource-status numaNodeResources with cpu or batch-cpu) of a
+//                    non-BE pod: the pools of those NUMA nodes; QoS SYSTEM with a
+//                    system-qos cpuset: that cpuset; QoS LS (the label): every pool;
+//                    kube BestEffort: "" (cleared; CPU suppress owns them); a static
+//                    kubelet CPU manager: nothing (the kubelet's cpuset stays); else
+//                    every pool. QoS here is the koordinator.sh/qosClass label alone.
 //   Resctrl          the pod's class group (LSR for LSE/LSR, LS, BE: qosWithDefault)
 //                    when that class's resctrlQOS is enabled and resctrl is ready;
 //                    not for pods annotated node.koordinator.sh/resctrl.
@@ -34,13 +41,13 @@
 //                    snapshot; needs the kubelet's pod (HookPod::kubelet), else skipped.
 // Pods labelled runtimeproxy.koordinator.sh/skip-hookserver=true get nothing.
 //
-// Departures: CPUSetAllocator knows no share pools (no NodeResourceTopology here), so
-// LS and unpinned pods get no cpuset change; cfs quotas are at least 1000 µs (the
+// Departures: BE pools (BECPUManager) are not used; cfs quotas are at least 1000 µs (the
 // kernel refuses less; kubelet's MilliCPUToQuota does the same); the CPU
 // normalization ratio is not applied.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +57,7 @@
 #include "base/result.h"
 #include "cgroupfs/knob.h"
 #include "cgroupfs/layout.h"
+#include "qos/node_topology.h"
 #include "qos/slo_config.h"
 
 namespace koord {
@@ -121,6 +129,10 @@ struct HookContext {
   CgroupVersion version = CgroupVersion::kV1;
   bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
   bool suppressCfsQuota = false;      // CPU suppress enabled with policy cfsQuota
+  // The share pools and the kubelet's CPU manager policy (qos/node_topology.h);
+  // nullptr until the node topology is first computed (then only the resource-status
+  // cpuset and the kube-BestEffort clearing apply, as koordlet without its rule).
+  std::shared_ptr<const CpuSetRule> cpusetRule;
   int64_t nodeAllocatableMemory = 0;  // bytes; 0: unknown (memory QoS skipped)
   int64_t pageSize = 4096;
 };

@@ -29,9 +29,8 @@ Error wrongType(std::string_view field, std::string_view want, const Json& got) 
   return makeError(cat(field, ": expected ", want, ", got ", jsonTypeName(got)));
 }
 
-// A CPU list as koordinator writes it in annotations: "0-3,8", "" = none. As k8s
-// cpuset.Parse: elements "a" or "a-b" (a <= b) of decimal digits, in any order,
-// overlaps allowed; no blanks.
+}  // namespace
+
 Result<std::vector<int>> parseAnnotationCpuList(std::string_view list) {
   std::vector<bool> seen;
   if (list.empty()) return std::vector<int>{};
@@ -70,6 +69,8 @@ Result<std::vector<int>> parseAnnotationCpuList(std::string_view list) {
   }
   return cpus;
 }
+
+namespace {
 
 // A resource.Quantity in JSON: a string, or a bare number (jsonQuantityText).
 // cpu in milli-cores, anything else in plain units.

@@ -78,6 +78,11 @@ Result<std::vector<int>> parseSystemQosExclusiveCpus(std::string_view json);
 // their count (koordinator pkg/util/node.go GetNodeReservationResources).
 int64_t reservedCpuMilli(const NodeReservation& r);
 
+// A CPU list as koordinator writes it in annotations: "0-3,8", "" = none. As k8s
+// cpuset.Parse: elements "a" or "a-b" (a <= b) of decimal digits, in any order,
+// overlaps allowed; no blanks. Ascending, without duplicates.
+Result<std::vector<int>> parseAnnotationCpuList(std::string_view list);
+
 // scheduling.koordinator.sh/resource-status {"cpuset":"0-3"}: the CPU list, or an
 // error naming the annotation.
 Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json);

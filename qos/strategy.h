@@ -24,6 +24,7 @@
 #pragma once
 
 #include <any>
+#include <memory>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -35,6 +36,7 @@
 #include "cgroupfs/layout.h"
 #include "kube/eviction_ledger.h"
 #include "metrics/metric_cache.h"
+#include "qos/node_topology.h"
 #include "qos/slo_config.h"
 #include "qos/snapshot.h"
 
@@ -66,6 +68,9 @@ struct NodeFacts {
   std::optional<int64_t> capacityMemoryBytes;
   std::optional<int64_t> capacityCpuMilli;
   std::optional<int64_t> batchCpuAllocatableMilli;
+  // The share pools and kubelet policy the CPUSetAllocator hook decides from
+  // (qos/node_topology.h); nullptr until the node topology is first computed.
+  std::shared_ptr<const CpuSetRule> cpusetRule;
 };
 
 struct StrategyContext {

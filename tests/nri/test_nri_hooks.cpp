@@ -638,3 +638,63 @@ TEST_CASE("runtime cpu values that overflow milli-cores are refused and counted,
   CHECK(adjusted(*resp).unified().empty());
   CHECK(hooks.hookErrors() == 2);
 }
+
+TEST_CASE("with share pools NRI and the reconciler give an LS pod the same cpuset",
+          "[nri-hooks]") {
+  auto text = readFile(test::fixturePath("kubelet/k8s-1.28/pods.json"));
+  REQUIRE(text.ok());
+  auto parsed = parsePodList(*text);
+  REQUIRE(parsed.ok());
+  std::vector<Pod> pods = std::move(*parsed);
+  std::string lsName;
+  for (Pod& p : pods) {
+    if (p.active() && p.kubeQos == KubeQos::kBurstable && lsName.empty()) {
+      p.labels["koordinator.sh/qosClass"] = "LS";
+      p.koordQos = KoordQos::kLS;
+      lsName = p.name;
+    }
+  }
+  REQUIRE_FALSE(lsName.empty());
+  CpuSetRule rule;
+  rule.sharePools = {CpuSharePool{0, 0, {0, 2, 3}}, CpuSharePool{1, 1, {5, 6, 7}}};
+  rule.kubeletPolicy = "none";
+
+  const CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kSystemd);
+  auto state = stateWith(pods);
+  state->context.cpusetRule = std::make_shared<const CpuSetRule>(rule);
+  HookStateStore store;
+  store.publish(state);
+  NriHooks hooks(store, nullptr, FailurePolicy::kFail);
+  const HookReconcileResult rec = reconcileHooks(snapshotOf(pods, layout), state->context);
+  CHECK(rec.errors.empty());
+  std::map<std::string, Values> written;
+  for (const CgroupWrite& w : rec.writes) {
+    written[w.dir][knobSpec(w.knob).name] = renderKnob(w.knob, CgroupVersion::kV1, w.value);
+  }
+  size_t pooled = 0, lsContainers = 0;
+  for (const Pod& p : pods) {
+    if (!p.active()) continue;
+    for (const Container& c : p.containers) {
+      if (c.id.empty()) continue;
+      api::PodSandbox sandbox =
+          nriPod(p.uid, p.name, systemdParent(p.kubeQos, p.uid), p.labels, p.annotations);
+      sandbox.set_namespace_(p.ns);
+      auto resp = hooks.createContainer(createReq(sandbox, nriContainerFor(c)));
+      REQUIRE(resp.ok());
+      const Values nri = fromAdjustment(adjusted(*resp));
+      const std::string dir =
+          *layout.containerDir(layout.podDir(p.kubeQos, p.uid), c.runtime, c.id);
+      const Values cgroup = written.count(dir) ? written.at(dir) : Values{};
+      INFO(p.name << "/" << c.name);
+      CHECK(nri == cgroup);
+      if (nri.count("cpuset.cpus") != 0) {
+        CHECK(nri.at("cpuset.cpus") == "0,2-3,5-7");
+        ++pooled;
+      }
+      if (p.name == lsName) ++lsContainers;
+    }
+  }
+  CHECK(lsContainers > 0);
+  // The LS pod and every other non-BestEffort pod (policy none) get the pools.
+  CHECK(pooled >= lsContainers);
+}

@@ -328,7 +328,7 @@ for l in app.kubernetes.io/name app.kubernetes.io/instance; do
 done
 # The API rules (Node, NodeSLO, NodeMetric and its status, Evictions, Events), then the
 # kubelet's.
-API_RULES='{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","watch"]},{"apiGroups":["slo.koordinator.sh"],"resources":["nodeslos","nodemetrics"],"verbs":["get","list","watch"]},{"apiGroups":["slo.koordinator.sh"],"resources":["nodemetrics/status"],"verbs":["update"]},{"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]},{"apiGroups":[""],"resources":["events"],"verbs":["create"]}'
+API_RULES='{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","watch"]},{"apiGroups":["slo.koordinator.sh"],"resources":["nodeslos","nodemetrics"],"verbs":["get","list","watch"]},{"apiGroups":["slo.koordinator.sh"],"resources":["nodemetrics/status"],"verbs":["update"]},{"apiGroups":["topology.node.k8s.io"],"resources":["noderesourcetopologies"],"verbs":["get","list","watch","create","update"]},{"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]},{"apiGroups":[""],"resources":["events"],"verbs":["create"]}'
 expect "default: cluster role" "$(jp "$D/clusterrole.yaml" '{.rules}')" \
   "[$API_RULES,"'{"apiGroups":[""],"resources":["nodes/proxy"],"verbs":["get"]}]'
 expect "default: binding" \

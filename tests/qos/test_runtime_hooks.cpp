@@ -265,7 +265,8 @@ TEST_CASE("a pod with a resource-status cpuset gets it on containers and quota -
   CHECK(forContainer(hp, c.ctx, 0).empty());
 }
 
-TEST_CASE("BestEffort containers get an empty cpuset, LS pods no cpuset change", "[hooks]") {
+TEST_CASE("without share pools BestEffort containers get an empty cpuset, LS pods none",
+          "[hooks]") {
   Ctx c;
   Pod be = lsPod(KubeQos::kBestEffort, KoordQos::kNone, 0);
   be.containers[0].limits = {};
@@ -275,6 +276,65 @@ TEST_CASE("BestEffort containers get an empty cpuset, LS pods no cpuset change",
   const HookPod ls = hookPod(lsPod(KubeQos::kBurstable, KoordQos::kLS, 2000));
   CHECK(forContainer(ls, c.ctx, 0).empty());
   CHECK(podIntent(ls, c.ctx, nullptr).empty());
+}
+
+namespace {
+// Two NUMA nodes: 0-3 and 8-9 shared on node 0, 4-5 on node 1; SYSTEM pods on 6-7.
+std::shared_ptr<const CpuSetRule> poolRule(std::string policy) {
+  CpuSetRule r;
+  r.sharePools = {CpuSharePool{0, 0, {0, 1, 2, 3, 8, 9}}, CpuSharePool{0, 1, {4, 5}}};
+  r.beSharePools = r.sharePools;
+  r.kubeletPolicy = std::move(policy);
+  r.systemQosCpus = {6, 7};
+  return std::make_shared<const CpuSetRule>(std::move(r));
+}
+}  // namespace
+
+TEST_CASE("with share pools each pod kind gets koordlet's cpuset rule", "[hooks]") {
+  Ctx c;
+  c.ctx.cpusetRule = poolRule("none");
+  // QoS LS: every pool; at pod level nothing.
+  const HookPod ls = hookPod(lsPod(KubeQos::kBurstable, KoordQos::kLS, 2000));
+  CHECK(forContainer(ls, c.ctx, 0).cpuset == "0-5,8-9");
+  CHECK_FALSE(podIntent(ls, c.ctx, nullptr).cpuset);
+  // A scheduler cpuset wins over the pools.
+  Pod pinned = lsPod(KubeQos::kGuaranteed, KoordQos::kLSR, 2000);
+  pinned.annotations[kResourceStatusAnnotation] = R"({"cpuset":"10-11"})";
+  CHECK(forContainer(hookPod(pinned), c.ctx, 0).cpuset == "10-11");
+  // NUMA-aware: the pools of its nodes (cpu or batch-cpu on the node).
+  Pod numa = lsPod(KubeQos::kBurstable, KoordQos::kLS, 2000);
+  numa.annotations[kResourceStatusAnnotation] =
+      R"({"numaNodeResources":[{"node":1,"resources":{"cpu":"2"}},{"node":0,"resources":{"memory":"1Gi"}}]})";
+  CHECK(forContainer(hookPod(numa), c.ctx, 0).cpuset == "4-5");
+  // SYSTEM: the system-qos cpuset.
+  const HookPod sys = hookPod(lsPod(KubeQos::kBurstable, KoordQos::kSystem, 2000));
+  CHECK(forContainer(sys, c.ctx, 0).cpuset == "6-7");
+  // Kube BestEffort: cleared, whatever its label.
+  Pod be = lsPod(KubeQos::kBestEffort, KoordQos::kBE, 0);
+  be.containers[0].limits = {};
+  be.containers[0].requests = {};
+  CHECK(forContainer(hookPod(be), c.ctx, 0).cpuset == "");
+  // Unlabelled Guaranteed or Burstable pods: every pool under policy none...
+  const HookPod plain = hookPod(lsPod(KubeQos::kGuaranteed, KoordQos::kNone, 2000));
+  CHECK(forContainer(plain, c.ctx, 0).cpuset == "0-5,8-9");
+  // ... and nothing under the static policy (the kubelet's cpuset stays).
+  c.ctx.cpusetRule = poolRule("static");
+  CHECK_FALSE(forContainer(plain, c.ctx, 0).cpuset);
+  CHECK(forContainer(ls, c.ctx, 0).cpuset == "0-5,8-9");  // LS: pools either way
+  // The gate off: nothing.
+  c.ctx.cpusetAllocator = false;
+  CHECK_FALSE(forContainer(ls, c.ctx, 0).cpuset);
+}
+
+TEST_CASE("a malformed numaNodeResources fails the CPUSetAllocator hook, naming it", "[hooks]") {
+  Ctx c;
+  c.ctx.cpusetRule = poolRule("none");
+  Pod numa = lsPod(KubeQos::kBurstable, KoordQos::kLS, 2000);
+  numa.annotations[kResourceStatusAnnotation] = R"({"numaNodeResources":[{"node":"one"}]})";
+  std::vector<std::string> errors;
+  CHECK_FALSE(forContainer(hookPod(numa), c.ctx, 0, &errors).cpuset);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("numaNodeResources[0].node") != std::string::npos);
 }
 
 TEST_CASE("containers join the resctrl group of their class when it is enabled and ready",

@@ -47,6 +47,9 @@ struct Settings {
   std::chrono::milliseconds slowDelay{10'000};
   size_t hugeBytes = 256u << 20;
   std::string expectedToken;
+  // GET /configz's body (always served as it is, 200); null: 404, as the read-only
+  // port answers.
+  std::shared_ptr<const std::string> configz;
 };
 
 // What the test thread and the server thread share.
@@ -97,6 +100,10 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
     }
     if (!s.expectedToken.empty() && auth != "Bearer " + s.expectedToken) {
       send(text(401, "Unauthorized\n"));
+      return;
+    }
+    if (req_.method() == http::verb::get && req_.target() == "/configz" && s.configz) {
+      send(head(200, "application/json", s.configz->size()), s.configz);
       return;
     }
     if (req_.method() != http::verb::get || req_.target() != "/pods/") {
@@ -235,6 +242,10 @@ void TestKubelet::setStatus(unsigned status) {
 void TestKubelet::setBody(std::string body) {
   auto shared = std::make_shared<const std::string>(std::move(body));
   impl_->update([&](Settings& s) { s.body = std::move(shared); });
+}
+void TestKubelet::setConfigz(std::string body) {
+  auto shared = std::make_shared<const std::string>(std::move(body));
+  impl_->update([&](Settings& s) { s.configz = std::move(shared); });
 }
 void TestKubelet::setSlowDelay(std::chrono::milliseconds delay) {
   impl_->update([&](Settings& s) { s.slowDelay = delay; });

@@ -1,5 +1,5 @@
 // TestKubelet: a stand-in for the node's kubelet, which cannot run here. It serves
-// `GET /pods/` on 127.0.0.1 (kernel-picked port), over plain HTTP or HTTPS, from its
+// `GET /pods/` (and, once set, `GET /configz`) on 127.0.0.1 (kernel-picked port), over plain HTTP or HTTPS, from its
 // own io_context on a background thread, so the code under test can run its loop in
 // the test thread. Each reply follows the current Behaviour: a normal reply, or one
 // of the failures a kubelet or the network can produce (slow, cut off, too large,
@@ -61,6 +61,8 @@ class TestKubelet {
   void setStatus(unsigned status);
   void setBody(std::string body);
   void setSlowDelay(std::chrono::milliseconds delay);
+  // Serve GET /configz with this body (the kubelet's configuration); until set, 404.
+  void setConfigz(std::string body);
   void setHugeBytes(size_t bytes);
   // Requests without `Authorization: Bearer <token>` get 401; "" (the default) checks
   // nothing.

@@ -1,0 +1,175 @@
+#include "kube/topology_reporter.h"
+
+#include "kube/api_status.h"
+
+namespace koord {
+namespace {
+
+constexpr const char* kFailureKey = "kube-api noderesourcetopologies";
+
+std::string rvOf(const nlohmann::json& obj) {
+  const auto ptr = "/metadata/resourceVersion"_json_pointer;
+  return obj.is_object() && obj.contains(ptr) && obj[ptr].is_string() ? obj[ptr].get<std::string>()
+                                                                       : std::string();
+}
+
+}  // namespace
+
+TopologyReporter::TopologyReporter(ApiClient& client, std::string nodeName, const Clock& clock,
+                                   FailureLog& failures)
+    : client_(client),
+      nodeName_(std::move(nodeName)),
+      path_(std::string(kNrtCollectionPath) + "/" + nodeName_),
+      clock_(&clock),
+      failures_(failures) {}
+
+TopologyReporter::~TopologyReporter() { cancel(); }
+
+void TopologyReporter::cancel() {
+  if (inFlight_) client_.cancel(*inFlight_);
+  inFlight_.reset();
+}
+
+bool TopologyReporter::sync(const std::optional<nlohmann::json>& current,
+                            const NrtContent& content, const std::string& nodeUid) {
+  if (inFlight_) return false;
+  content_ = content;
+  nodeUid_ = nodeUid;
+  const nlohmann::json* seen = current ? &*current : nullptr;
+  // The informer still shows what our last write replaced: our reply is newer.
+  if (lastWritten_ && (seen == nullptr ? replacedRv_.empty() : rvOf(*seen) == replacedRv_)) {
+    seen = &*lastWritten_;
+  } else {
+    lastWritten_.reset();
+  }
+  if (seen == nullptr) {
+    lastChange_ = "absent";
+    create(1);
+    return true;
+  }
+  auto why = nrtDiffers(*seen, content_);
+  if (!why) {
+    ++unchanged_;
+    return true;
+  }
+  lastChange_ = *why;
+  update(*seen, 1);
+  return true;
+}
+
+void TopologyReporter::create(int attempt) {
+  ApiRequest req;
+  req.verb = "POST";
+  req.resource = std::string(kNrtResource);
+  req.path = std::string(kNrtCollectionPath);
+  req.body = newNrtObject(nodeName_, nodeUid_, content_).dump();
+  lastBodyBytes_ = req.body.size();
+  inFlight_ = client_.send(std::move(req), [this, attempt](Result<ApiReply> reply) {
+    inFlight_.reset();
+    if (reply.ok() && reply->status == 201) {
+      ++creates_;
+      written("", *reply);
+      return;
+    }
+    if (reply.ok() && reply->status == 409 && attempt < kMaxAttempts) {
+      ++conflicts_;  // created meanwhile: read it and update it
+      reread(attempt + 1);
+      return;
+    }
+    fail("POST", reply);
+  });
+}
+
+void TopologyReporter::update(const nlohmann::json& current, int attempt) {
+  ApiRequest req;
+  req.verb = "PUT";
+  req.resource = std::string(kNrtResource);
+  req.path = path_;
+  req.body = applyNrtContent(current, content_).dump();
+  lastBodyBytes_ = req.body.size();
+  const std::string basedOn = rvOf(current);
+  inFlight_ = client_.send(std::move(req), [this, attempt, basedOn](Result<ApiReply> reply) {
+    inFlight_.reset();
+    if (reply.ok() && reply->status == 200) {
+      ++updates_;
+      written(basedOn, *reply);
+      return;
+    }
+    if (reply.ok() && reply->status == 409 && attempt < kMaxAttempts) {
+      ++conflicts_;
+      reread(attempt + 1);
+      return;
+    }
+    if (reply.ok() && reply->status == 404 && attempt < kMaxAttempts) {
+      create(attempt + 1);
+      return;
+    }
+    fail("PUT", reply);
+  });
+}
+
+void TopologyReporter::reread(int attempt) {
+  ApiRequest req;
+  req.verb = "GET";
+  req.resource = std::string(kNrtResource);
+  req.path = path_;
+  inFlight_ = client_.send(std::move(req), [this, attempt](Result<ApiReply> reply) {
+    inFlight_.reset();
+    if (reply.ok() && reply->status == 404) {
+      create(attempt);
+      return;
+    }
+    if (!reply.ok() || reply->status != 200) {
+      fail("GET", reply);
+      return;
+    }
+    auto object = nlohmann::json::parse(reply->body, nullptr, false);
+    if (object.is_discarded() || !object.is_object()) {
+      finish(false, "GET " + std::string(kNrtResource) + ": the reply is not a JSON object");
+      return;
+    }
+    if (!nrtDiffers(object, content_)) {
+      finish(true, "");
+      return;
+    }
+    update(object, attempt);
+  });
+}
+
+void TopologyReporter::written(const std::string& basedOnRv, const ApiReply& reply) {
+  auto object = nlohmann::json::parse(reply.body, nullptr, false);
+  if (!object.is_discarded() && object.is_object()) {
+    lastWritten_ = std::move(object);
+    replacedRv_ = basedOnRv;
+  } else {
+    lastWritten_.reset();
+  }
+  finish(true, "");
+}
+
+void TopologyReporter::fail(const std::string& verb, const Result<ApiReply>& reply) {
+  const std::string source = verb + " " + std::string(kNrtResource);
+  if (!reply.ok()) {
+    finish(false, source + ": " + reply.error().message);
+    return;
+  }
+  std::string why = source + ": HTTP " + std::to_string(reply->status);
+  auto st = parseStatus(reply->body, source);
+  if (st.ok()) why += " " + st->reason + ": " + st->message;
+  if (reply->status == 409) why += " (gave up after " + std::to_string(kMaxAttempts) + " attempts)";
+  finish(false, why);
+}
+
+void TopologyReporter::finish(bool ok, const std::string& error) {
+  if (ok) {
+    lastSuccess_ = clock_->wallNow();
+    lastError_.clear();
+    failures_.success(kFailureKey);
+  } else {
+    ++failed_;
+    lastError_ = error;
+    failures_.failure(kFailureKey, Severity::kWarning, error);
+  }
+}
+
+}  // namespace koord

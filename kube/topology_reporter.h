@@ -1,0 +1,94 @@
+// TopologyReporter: keeps the node's NodeResourceTopology saying what the agent
+// computed (kube/nrt_object.h), as koordlet's node topology reporter does: create
+// it when absent, update it only when what the agent manages in it differs, and
+// send nothing otherwise. The caller syncs every --node-topology-sync-interval with
+// the object its informer last saw (a watch: changes by others are seen and undone
+// at the next sync, as koordlet's informer does).
+//
+// Requests:
+//  * absent (informer synced, no object): POST the new object; a 409 AlreadyExists
+//    (created meanwhile) GETs it and carries on as below;
+//  * present and different: PUT it with the content applied, carrying its
+//    resourceVersion; a 409 Conflict GETs it and tries again (up to kMaxAttempts per
+//    sync); a 404 (deleted meanwhile) creates it;
+//  * present and the same: nothing.
+// The informer's copy may not have caught up with our own last write yet (the watch
+// event comes a moment after the reply): while it still shows the resourceVersion
+// our write replaced, the object our write returned stands in for it, so a sync
+// right after a write does not send the same update again.
+// A failed sync is counted, logged once per streak (FailureLog key "kube-api
+// noderesourcetopologies") and tried again at the next sync; never in a loop.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "kube/api_client.h"
+#include "kube/nrt_object.h"
+
+namespace koord {
+
+class TopologyReporter {
+ public:
+  static constexpr int kMaxAttempts = 5;
+
+  TopologyReporter(ApiClient& client, std::string nodeName, const Clock& clock,
+                   FailureLog& failures);
+  ~TopologyReporter();
+  TopologyReporter(const TopologyReporter&) = delete;
+  TopologyReporter& operator=(const TopologyReporter&) = delete;
+
+  // One sync of `content` onto `current` (the informer's object; nullopt: there is
+  // none). nodeUid: the Node's metadata.uid, for the owner reference of a created
+  // object ("" = none). Returns false (and does nothing) while a sync is in flight.
+  bool sync(const std::optional<nlohmann::json>& current, const NrtContent& content,
+            const std::string& nodeUid);
+  void cancel();
+
+  bool inFlight() const { return inFlight_.has_value(); }
+  uint64_t creates() const { return creates_; }
+  uint64_t updates() const { return updates_; }
+  uint64_t unchanged() const { return unchanged_; }  // syncs that sent nothing
+  uint64_t conflicts() const { return conflicts_; }
+  uint64_t failed() const { return failed_; }
+  const std::string& lastError() const { return lastError_; }
+  const std::string& lastChange() const { return lastChange_; }  // why the last write was sent
+  size_t lastBodyBytes() const { return lastBodyBytes_; }
+  std::optional<Clock::Wall> lastSuccess() const { return lastSuccess_; }
+
+ private:
+  void create(int attempt);
+  void update(const nlohmann::json& current, int attempt);
+  void reread(int attempt);
+  void written(const std::string& basedOnRv, const ApiReply& reply);
+  void fail(const std::string& verb, const Result<ApiReply>& reply);
+  void finish(bool ok, const std::string& error);
+
+  ApiClient& client_;
+  std::string nodeName_;
+  std::string path_;
+  const Clock* clock_;
+  FailureLog& failures_;
+  NrtContent content_;
+  std::string nodeUid_;
+  std::optional<ApiClient::RequestId> inFlight_;
+  // Our last write's reply and the resourceVersion of the object it replaced.
+  std::optional<nlohmann::json> lastWritten_;
+  std::string replacedRv_;
+  uint64_t creates_ = 0;
+  uint64_t updates_ = 0;
+  uint64_t unchanged_ = 0;
+  uint64_t conflicts_ = 0;
+  uint64_t failed_ = 0;
+  std::string lastError_;
+  std::string lastChange_;
+  size_t lastBodyBytes_ = 0;
+  std::optional<Clock::Wall> lastSuccess_;
+};
+
+}  // namespace koord
