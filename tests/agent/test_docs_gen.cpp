@@ -63,7 +63,8 @@ TEST_CASE("flag docs hold every flag once with both modes' defaults and the help
   REQUIRE(findFlag(docs, "enable-pprof") != nullptr);
   CHECK_FALSE(findFlag(docs, "enable-pprof")->implemented);
   // Bound to Options but not read by anything yet: no effect, and the docs say so.
-  CHECK_FALSE(findFlag(docs, "var-lib-kubelet-dir")->implemented);
+  CHECK_FALSE(findFlag(docs, "run-root-dir")->implemented);
+  CHECK(findFlag(docs, "var-lib-kubelet-dir")->implemented);  // cpu_manager_state
   const FlagDoc* help = findFlag(docs, "help");
   REQUIRE(help != nullptr);
   CHECK(help->alias == "h");

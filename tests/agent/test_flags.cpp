@@ -352,7 +352,8 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   const std::vector<std::string> wired = {"BECPUSuppress",    "CPUBurst",        "RdtResctrl",
                                           "ResctrlCollector", "CgroupReconcile", "PSICollector",
                                           "BatchResource",    "CPUSetAllocator", "BECPUEvict",
-                                          "CPUEvict",         "BEMemoryEvict",   "MemoryEvict"};
+                                          "CPUEvict",         "BEMemoryEvict",   "MemoryEvict",
+                                          "NodeTopologyReport"};
   std::vector<std::string> implemented;
   for (const GateSpec& s : FeatureGates::known()) {
     if (s.implemented) implemented.push_back(s.name);
@@ -363,7 +364,6 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   std::sort(implemented.begin(), implemented.end());
   CHECK(implemented == sortedWired);
   CHECK_FALSE(FeatureGates::implemented("GroupIdentity"));
-  CHECK_FALSE(FeatureGates::implemented("NodeTopologyReport"));
   CHECK_FALSE(FeatureGates::implemented("CPUAllocatableEvict"));
   CHECK_FALSE(FeatureGates::implemented("NoSuchGate"));
 }
@@ -371,9 +371,8 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
 TEST_CASE("only enabled gates without an implementation are listed as having no effect",
           "[feature_gates]") {
   FeatureGates g;
-  // koordlet's defaults: two beta gates are on that nothing here reads.
-  CHECK(g.enabledNotImplemented() ==
-        std::vector<std::string>{"GroupIdentity", "NodeTopologyReport"});
+  // koordlet's defaults: one beta gate is on that nothing here reads.
+  CHECK(g.enabledNotImplemented() == std::vector<std::string>{"GroupIdentity"});
   REQUIRE(g.set("GroupIdentity=false,NodeTopologyReport=false,CgroupReconcile=true").ok());
   CHECK(g.enabledNotImplemented().empty());  // disabled gates are never listed
   REQUIRE(g.set("CPUAllocatableEvict=true,Accelerators=true,BECPUEvict=true").ok());
@@ -381,7 +380,7 @@ TEST_CASE("only enabled gates without an implementation are listed as having no 
         std::vector<std::string>{"Accelerators", "CPUAllocatableEvict"});
   FeatureGates all;
   REQUIRE(all.set("AllAlpha=true,AllBeta=true").ok());
-  CHECK(all.enabledNotImplemented().size() == 27);  // 39 gates, 12 implemented
+  CHECK(all.enabledNotImplemented().size() == 26);  // 39 gates, 13 implemented
 }
 
 TEST_CASE("feature gates parse Kubernetes' Name=bool list", "[feature_gates]") {

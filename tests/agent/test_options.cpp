@@ -343,8 +343,7 @@ TEST_CASE("implemented flags set their option", "[options]") {
   CHECK(o.dryRun);
   CHECK(o.configFile == "/etc/slo.yaml");
   // Bound, but read only by later milestones' modules: still reported once each.
-  CHECK(o.ignored ==
-        std::vector<std::string>{"var-lib-kubelet-dir", "run-root-dir", "logtostderr"});
+  CHECK(o.ignored == std::vector<std::string>{"run-root-dir", "logtostderr"});
 }
 
 TEST_CASE("an unknown runtime hook failure policy is refused naming the flag", "[options]") {
@@ -558,15 +557,21 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
   }
 }
 
-TEST_CASE("a flag whose consumer lands in a later milestone is reported as not used yet",
-          "[options]") {
+TEST_CASE("--var-lib-kubelet-dir and the node topology flags set their options", "[options]") {
   Environment env;
   env.hostname = "h";
-  auto o = parseOptions({"--var-lib-kubelet-dir=/x", "--addr=:1"}, env);
+  auto o = parseOptions({"--var-lib-kubelet-dir=/x", "--node-topology-sync-interval=10s",
+                         "--disable-query-kubelet-config", "--addr=:1"},
+                        env);
   REQUIRE(o.ok());
   CHECK(o->paths.varLibKubeletRoot == "/x");
-  REQUIRE(o->ignored.size() == 1);
-  CHECK(o->ignored[0] == "var-lib-kubelet-dir");
+  CHECK(o->nodeTopologySyncInterval == std::chrono::seconds(10));
+  CHECK(o->disableQueryKubeletConfig);
+  CHECK(o->ignored.empty());
+  auto d = parseOptions({}, env);
+  REQUIRE(d.ok());
+  CHECK(d->nodeTopologySyncInterval == std::chrono::seconds(3));  // koordlet's default
+  CHECK_FALSE(d->disableQueryKubeletConfig);
 }
 
 TEST_CASE("--logtostderr=false is reported: the agent always logs to stderr", "[options]") {
@@ -647,18 +652,17 @@ TEST_CASE("--run-root-dir is bound but read by nothing, so setting it is reporte
 }
 
 TEST_CASE("at start each set flag and enabled gate without effect is one warning", "[options]") {
-  SECTION("koordlet's defaults: the two beta gates nothing here reads") {
+  SECTION("koordlet's defaults: the beta gate nothing here reads") {
     test::LogCapture cap;
     logStartSettings(parsed({}));
     const std::string log = cap.log.str();
-    CHECK(cap.logLines() == 3);
+    CHECK(cap.logLines() == 2);
     CHECK(log.find("] feature gate GroupIdentity is enabled but has no effect in this version "
                    "(not implemented; accepted for koordlet compatibility)\n") !=
           std::string::npos);
-    CHECK(log.find("] feature gate NodeTopologyReport is enabled but has no effect") !=
-          std::string::npos);
+    CHECK(log.find("NodeTopologyReport is enabled but has no effect") == std::string::npos);
     CHECK(log.find("] feature gates in effect: BECPUSuppress,BatchResource,CPUBurst,"
-                   "CPUSetAllocator,RdtResctrl\n") != std::string::npos);
+                   "CPUSetAllocator,NodeTopologyReport,RdtResctrl\n") != std::string::npos);
     // Gates left off are not warned about, whether implemented or not.
     CHECK(log.find("CgroupReconcile") == std::string::npos);
     CHECK(log.find("BECPUEvict") == std::string::npos);
@@ -673,7 +677,7 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     size_t warnings = 0;
     std::istringstream in(log);
     for (std::string line; std::getline(in, line);) warnings += line.rfind('W', 0) == 0;
-    CHECK(warnings == 2 + 27);  // two flags, 39 gates of which 12 are implemented
+    CHECK(warnings == 2 + 26);  // two flags, 39 gates of which 13 are implemented
     CHECK(log.find("flag -runtime-hooks-network has no effect in this version") !=
           std::string::npos);
     CHECK(log.find("feature gate CPUAllocatableEvict is enabled but has no effect") !=
@@ -682,7 +686,7 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     CHECK(log.find("feature gate BECPUEvict is enabled") == std::string::npos);
     CHECK(log.find("] feature gates in effect: BECPUEvict,BECPUSuppress,BEMemoryEvict,"
                    "BatchResource,CPUBurst,CPUEvict,CPUSetAllocator,CgroupReconcile,MemoryEvict,"
-                   "PSICollector,RdtResctrl,ResctrlCollector\n") != std::string::npos);
+                   "NodeTopologyReport,PSICollector,RdtResctrl,ResctrlCollector\n") != std::string::npos);
   }
   SECTION("nothing on and nothing ignored") {
     test::LogCapture cap;
