@@ -28,8 +28,10 @@ QosManagerConfig Agent::qosConfig() const {
   qc.pageSize = sys_.pageSize;
   qc.nodeAllocatableMemory = opts_.nodeAllocatableMemory;
   qc.reservation = reservation_;
-  qc.cpuManagerPolicy = opts_.kubeletCpuManagerPolicy == "static" ? CpuManagerPolicy::kStatic
-                                                                  : CpuManagerPolicy::kNone;
+  // The kubelet's /configz when it has answered, else --kubelet-cpu-manager-policy.
+  const std::string& policy =
+      kubeletCpu_ ? kubeletCpu_->cpuManagerPolicy : opts_.kubeletCpuManagerPolicy;
+  qc.cpuManagerPolicy = policy == "static" ? CpuManagerPolicy::kStatic : CpuManagerPolicy::kNone;
   // CPU burst's share-pool window (koordlet: 5 reconcile intervals, at most 10 s).
   qc.nodeCpuAvgWindow = std::min<std::chrono::nanoseconds>(
       5 * std::chrono::seconds(opts_.reconcileIntervalSeconds), std::chrono::seconds(10));

@@ -98,6 +98,12 @@ void Agent::fetchConfigz() {
     }
     kubeletCpu_ = std::move(*cfg);
     kubeletCpuSource_ = "kubelet /configz";
+    // CPU suppress leaves a static kubelet's pod cpusets whole: it follows too.
+    if (qos_) {
+      qos_->setCpuManagerPolicy(kubeletCpu_->cpuManagerPolicy == "static"
+                                    ? CpuManagerPolicy::kStatic
+                                    : CpuManagerPolicy::kNone);
+    }
     syncTopology();  // at once, not at the next tick
   });
 }

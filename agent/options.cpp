@@ -468,8 +468,12 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                "({\"cpuset\":\"0-1\",\"cpusetExclusive\":true}); exclusive ones (the "
                "default) are never given to BE pods by CPU suppress.");
   fs.funcVar("kubelet-cpu-manager-policy", "string", o.kubeletCpuManagerPolicy,
-             "The kubelet's --cpu-manager-policy (none or static): with static, CPU suppress "
-             "leaves BE pod cpusets whole and narrows only containers.",
+             "The kubelet's --cpu-manager-policy (none or static) when its /configz is not "
+             "read (--disable-query-kubelet-config, --kubelet-insecure-tls; otherwise the "
+             "kubelet's own, once it answers): with static, CPU suppress leaves BE pod "
+             "cpusets whole and narrows only containers, the CPUSetAllocator hook leaves "
+             "unpinned pods' cpusets alone, and the node topology reports the static "
+             "kubelet's pinned CPUs.",
              [&o](std::string_view v) -> Status {
                if (v != "none" && v != "static") {
                  return makeError("must be none or static, not " + quoteText(v, 40));

@@ -151,6 +151,8 @@ class QosManager {
   void setNodeAllocatableMemory(int64_t bytes) { node_.nodeAllocatableMemory = bytes; }
   // The Node's reservation annotations (or the flags) changed.
   void setReservation(NodeReservation r) { config_.reservation = std::move(r); }
+  // The kubelet's CPU manager policy once its /configz has said (the flag's until then).
+  void setCpuManagerPolicy(CpuManagerPolicy p) { config_.cpuManagerPolicy = p; }
   // Resctrl detected and mounted (the resctrl manager knows; default false).
   void setResctrlReady(bool ready) { node_.resctrlReady = ready; }
   // The Node's capacity and batch allocatable (eviction), and the collection interval.

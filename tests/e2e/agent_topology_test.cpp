@@ -174,3 +174,43 @@ TEST_CASE("the agent creates its NodeResourceTopology once and updates it only w
   CHECK(c["kubeApi"]["nodeResourceTopology"]["updates"] == 2);
   CHECK(agent.log().find("kubelet CPU manager policy \"none\"") != std::string::npos);
 }
+
+TEST_CASE("without an API server the node topology is computed and shown in /config only") {
+  const char* agentBinary = std::getenv("KOORDLET_BIN");
+  if (agentBinary == nullptr || *agentBinary == '\0') FAIL("KOORDLET_BIN is not set");
+  TempTree work;
+  work.write("cgroup/cpu/.keep", "");
+  TestKubelet kubelet;  // the read-only port: no /configz, the flag's policy
+  kubelet.setBody(readFixture("kubelet/k8s-1.35/pods.json"));
+  AgentProcess agent(
+      agentBinary,
+      {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + work.path("cgroup"), "--proc-root-dir=/proc/",
+       "--sys-root-dir=" + koord::test::fixturePath("sysfs/intel-hybrid-i7-1370p"),
+       "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
+       "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+       "--kubelet-cpu-manager-policy=static", "--kubelet-sync-interval=1s",
+       "--node-topology-sync-interval=1s", "--dry-run", "--sys-fs-root-dir=" + work.path("cgroup")},
+      work.path("agent.log"), kNode);
+  const auto port = agent.waitForServingPort(10s);
+  if (!port) FAIL("no serving line\n" << agent.log());
+  json topo;
+  const std::string why = waitFor(kPhase, [&]() -> std::string {
+    if (!agent.running()) FAIL("the agent exited\n" << agent.log());
+    auto r = httpGet(*port, "/config");
+    if (!r || r->status != 200) return "no /config";
+    topo = json::parse(r->body)["nodeTopology"];
+    return topo.contains("nodeResourceTopology") ? "" : "no content yet: " + topo.dump();
+  });
+  if (!why.empty()) FAIL(why << "\n--- agent log ---\n" << agent.log());
+  CHECK(topo["reporting"] == false);
+  CHECK(topo["reportingOff"] == "standalone (no API server): computed, not written");
+  CHECK(topo["kubeletCpuManagerSource"].get<std::string>().rfind(
+            "flag --kubelet-cpu-manager-policy", 0) == 0);
+  const json& a = topo["nodeResourceTopology"]["annotations"];
+  CHECK(a["kubelet.koordinator.sh/cpu-manager-policy"] == R"({"policy":"static"})");
+  CHECK(a[kPools] == R"([{"socket":0,"node":0,"cpuset":"0-19"}])");
+  // The capture's SMT file says hyper-threading is on (cpuinfo is this host's: /proc/).
+  CHECK(json::parse(a["node.koordinator.sh/cpu-basic-info"].get<std::string>())
+            ["hyperThreadEnabled"] == true);
+  CHECK(topo["nodeResourceTopology"]["zones"].size() == 1);
+}
