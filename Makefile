@@ -22,9 +22,12 @@ $(BUILD)/build.ninja:
 
 # werror off here only: g++ 12 reports false -Wmaybe-uninitialized inside libstdc++'s
 # <regex> when sanitizers and optimisation combine; the plain build keeps -Werror.
+# -O1 with line tables only (-g1: file:line in reports, no variable info) and no
+# benchmarks: the sanitizer build compiles in about half the time of -O2 -g
+# (kube/api_client.cpp: 20 s against 38 s), which keeps CI inside its hour.
 $(BUILD_ASAN)/build.ninja:
-	meson setup $(BUILD_ASAN) -Dbuildtype=debugoptimized -Db_sanitize=address,undefined \
-	  -Db_lundef=false -Dwerror=false
+	meson setup $(BUILD_ASAN) -Dbuildtype=plain -Doptimization=1 -Dcpp_args=-g1 \
+	  -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false -Dbench=false
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
