@@ -203,7 +203,7 @@ class Agent {
   Clock::Monotonic lastConfigzAsk_{};
   std::optional<KubeletCpuConfig> kubeletCpu_;  // nullopt: not known yet
   std::string kubeletCpuSource_;
-  std::optional<NodeTopology> nodeTopology_;     // the last good one
+  std::optional<NodeTopology> nodeTopology_;      // the last good one
   std::shared_ptr<const CpuSetRule> cpusetRule_;  // what the hooks use
   uint64_t cpusetRuleVersion_ = 0;
   std::string topologyOff_;  // why there is no node topology ("" = there is)

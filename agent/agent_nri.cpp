@@ -84,8 +84,8 @@ HookContext Agent::hookContext() const {
   // Before the cgroup layout is known the QoS manager does not exist; the hooks
   // still answer, from the same config (no unified v2 values, no resctrl class:
   // neither the cgroup version nor resctrl is known yet).
-  HookContext ctx = baseHookContext(hookGates(), config_.current(), sys_.pageSize,
-                                    opts_.nodeAllocatableMemory);
+  HookContext ctx =
+      baseHookContext(hookGates(), config_.current(), sys_.pageSize, opts_.nodeAllocatableMemory);
   ctx.cpusetRule = cpusetRule_;
   return ctx;
 }

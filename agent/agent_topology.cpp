@@ -76,18 +76,17 @@ void Agent::fetchConfigz() {
     if (!r) {
       cfg = makeError(where + ": " + r.error().message);
     } else if (r->status != 200) {
-      cfg = makeError(where + ": HTTP " + std::to_string(r->status) +
-                      (r->status == 401 || r->status == 403
-                           ? " (the agent's account needs nodes/proxy)"
-                           : ""));
+      cfg = makeError(
+          where + ": HTTP " + std::to_string(r->status) +
+          (r->status == 401 || r->status == 403 ? " (the agent's account needs nodes/proxy)" : ""));
     } else {
       cfg = parseKubeletConfigz(r->body);
     }
     if (!cfg) {
-      failures_.failure("kubelet /configz", Severity::kWarning,
-                        cfg.error().message +
-                            (kubeletCpu_ ? " (keeping the last good configuration)"
-                                         : " (no node topology until it answers)"));
+      failures_.failure(
+          "kubelet /configz", Severity::kWarning,
+          cfg.error().message + (kubeletCpu_ ? " (keeping the last good configuration)"
+                                             : " (no node topology until it answers)"));
       return;
     }
     failures_.success("kubelet /configz");
@@ -163,8 +162,8 @@ void Agent::syncTopology() {
   if (checkpoint) in.checkpoint = &*checkpoint;
   // The reservation's source text, as applyReservation chose it (a flag wins).
   in.reservationJson = !opts_.nodeReservation.empty() ? std::optional(opts_.nodeReservation)
-                       : nodeInfo_ ? nodeInfo_->reservationAnnotation
-                                   : std::nullopt;
+                       : nodeInfo_                    ? nodeInfo_->reservationAnnotation
+                                                      : std::nullopt;
   in.systemQosResourceJson = !opts_.nodeSystemQosResource.empty()
                                  ? std::optional(opts_.nodeSystemQosResource)
                              : nodeInfo_ ? nodeInfo_->systemQosResourceAnnotation
@@ -175,8 +174,9 @@ void Agent::syncTopology() {
 
   auto computed = computeNodeTopology(in);
   if (!computed) {
-    failures_.failure(kTopologyFailureKey, Severity::kWarning,
-                      "node topology: " + computed.error().message + " (keeping the last good one)");
+    failures_.failure(
+        kTopologyFailureKey, Severity::kWarning,
+        "node topology: " + computed.error().message + " (keeping the last good one)");
     return;
   }
   failures_.success(kTopologyFailureKey);
@@ -196,8 +196,7 @@ void Agent::syncTopology() {
 
 nlohmann::json Agent::topologyJson() const {
   nlohmann::json j;
-  j["syncIntervalSeconds"] =
-      std::chrono::duration<double>(opts_.nodeTopologySyncInterval).count();
+  j["syncIntervalSeconds"] = std::chrono::duration<double>(opts_.nodeTopologySyncInterval).count();
   j["reporting"] = cluster_ && cluster_->topologyReporter() != nullptr;
   if (!cluster_) {
     j["reportingOff"] = "standalone (no API server): computed, not written";

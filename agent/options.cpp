@@ -154,7 +154,7 @@ std::string gateList() {
 // Bound to Options fields already, but the module that reads them lands with a
 // later milestone; until then setting them changes nothing, so say so.
 constexpr const char* kNotYetUsed[] = {
-    "run-root-dir",         // nothing reads the host's /run yet
+    "run-root-dir",  // nothing reads the host's /run yet
 };
 
 // Registers every flag koordlet has (reference §1.1-§1.5), controller-runtime's

@@ -2,9 +2,10 @@
 // kubelet capture's pods (a fake cgroup v1 tree in a temp dir, --dry-run, no root),
 // run twice for the same time: standalone, then with the API server stand-in holding
 // its Node, NodeSLO and NodeMetric (koord-manager's defaults: report every 60 s over
-// 300 s), on a real 128-CPU sysfs capture, so the NodeResourceTopology is reported too. Reports, per run, the agent's CPU seconds and RSS after the same warm-up;
-// for the cluster run the requests the stand-in saw by verb and resource, scaled to
-// an hour; then 20 NodeSLO edits and the time each took to reach /config.
+// 300 s), on a real 128-CPU sysfs capture, so the NodeResourceTopology is reported too. Reports,
+// per run, the agent's CPU seconds and RSS after the same warm-up; for the cluster run the requests
+// the stand-in saw by verb and resource, scaled to an hour; then 20 NodeSLO edits and the time each
+// took to reach /config.
 //   api_steady AGENT_BINARY FIXTURES_DIR [SECONDS]   (default 600 per run)
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,13 +158,9 @@ int main(int argc, char** argv) {
                  "users:\n- name: u\n  user:\n    token: bench-token\n");
 
   const std::vector<std::string> common = {
-      "--addr=127.0.0.1:0",
-      "--cgroup-root-dir=" + cgroupRoot,
-      "--proc-root-dir=/proc/",
-      "--kubelet-insecure-tls=true",
-      "--kubelet-addr=127.0.0.1",
-      "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
-      "--dry-run",
+      "--addr=127.0.0.1:0", "--cgroup-root-dir=" + cgroupRoot, "--proc-root-dir=/proc/",
+      "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
+      "--kubelet-read-only-port=" + std::to_string(kubelet.port()), "--dry-run",
       "--sys-fs-root-dir=" + work.path("sys-fs"),
       // A real 128-CPU, 4-NUMA-node capture: the node topology is computed (and in the
       // cluster run reported as a NodeResourceTopology) from it.

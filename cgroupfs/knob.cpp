@@ -94,7 +94,6 @@ constexpr bool specsInEnumOrder() {
 }
 static_assert(specsInEnumOrder(), "kFacts rows must follow the Knob enum, each with a file");
 
-
 std::string_view trimNewline(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
   return text;

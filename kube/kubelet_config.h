@@ -27,7 +27,7 @@ struct KubeletCpuConfig {
   std::string cpuManagerPolicy;                                // "none", "static"; "" absent
   std::map<std::string, std::string> cpuManagerPolicyOptions;  // e.g. full-pcpus-only=true
   std::string reservedSystemCpus;                              // "0-1"; "" absent
-  int64_t reservedCpuMilli = 0;  // kubeReserved.cpu + systemReserved.cpu
+  int64_t reservedCpuMilli = 0;       // kubeReserved.cpu + systemReserved.cpu
   std::string topologyManagerPolicy;  // "none", "best-effort", "restricted", "single-numa-node"
   std::string topologyManagerScope;   // "container", "pod"
   bool operator==(const KubeletCpuConfig&) const = default;

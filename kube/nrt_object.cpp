@@ -1,6 +1,5 @@
 #include "kube/nrt_object.h"
 
-
 #include "kube/json_quantity.h"
 #include "kube/pod.h"
 
@@ -8,7 +7,6 @@ namespace koord {
 namespace {
 
 using nlohmann::json;
-
 
 json resourceJson(const NrtZoneResource& r) {
   return json{{"name", r.name},

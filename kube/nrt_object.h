@@ -44,8 +44,8 @@ inline constexpr const char* kAnnoPodCpuAllocs = "node.koordinator.sh/pod-cpu-al
 inline constexpr const char* kAnnoNodeReservation = "node.koordinator.sh/reservation";
 inline constexpr const char* kAnnoSystemQosResource = "node.koordinator.sh/system-qos-resource";
 inline constexpr const char* kNrtManagedAnnotations[] = {
-    kAnnoCpuBasicInfo,   kAnnoCpuManagerPolicy, kAnnoCpuSharedPools,  kAnnoBeCpuSharedPools,
-    kAnnoCpuTopology,    kAnnoPodCpuAllocs,     kAnnoNodeReservation, kAnnoSystemQosResource};
+    kAnnoCpuBasicInfo, kAnnoCpuManagerPolicy, kAnnoCpuSharedPools,  kAnnoBeCpuSharedPools,
+    kAnnoCpuTopology,  kAnnoPodCpuAllocs,     kAnnoNodeReservation, kAnnoSystemQosResource};
 
 struct NrtZoneResource {
   std::string name;      // "cpu", "memory", "hugepages-2Mi", ...

@@ -10,7 +10,7 @@ constexpr const char* kFailureKey = "kube-api noderesourcetopologies";
 std::string rvOf(const nlohmann::json& obj) {
   const auto ptr = "/metadata/resourceVersion"_json_pointer;
   return obj.is_object() && obj.contains(ptr) && obj[ptr].is_string() ? obj[ptr].get<std::string>()
-                                                                       : std::string();
+                                                                      : std::string();
 }
 
 }  // namespace
@@ -30,8 +30,8 @@ void TopologyReporter::cancel() {
   inFlight_.reset();
 }
 
-bool TopologyReporter::sync(const std::optional<nlohmann::json>& current,
-                            const NrtContent& content, const std::string& nodeUid) {
+bool TopologyReporter::sync(const std::optional<nlohmann::json>& current, const NrtContent& content,
+                            const std::string& nodeUid) {
   if (inFlight_) return false;
   content_ = content;
   nodeUid_ = nodeUid;

@@ -11,8 +11,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
-                        s.back() == '\r')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
     s.remove_suffix(1);
   }
   return s;
@@ -63,7 +63,8 @@ Result<int64_t> parseNodeMemTotal(std::string_view text) {
     std::string_view rest = trim(line.substr(key + 9));
     int64_t kb = 0;
     auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kb);
-    if (ec != std::errc() || kb < 0 || trim(std::string_view(p, rest.data() + rest.size() - p)) != "kB") {
+    if (ec != std::errc() || kb < 0 ||
+        trim(std::string_view(p, rest.data() + rest.size() - p)) != "kB") {
       return makeError("MemTotal: cannot parse \"" + std::string(rest) + "\" (want \"<n> kB\")");
     }
     if (kb > INT64_MAX / 1024) return makeError("MemTotal: " + std::string(rest) + " overflows");

@@ -212,8 +212,8 @@ Result<NodeTopology> computeNodeTopology(const NodeTopologyInputs& in) {
         reservationCopy["resources"] = *r;
       }
       if (!nodeReserved.empty()) reservationCopy["reservedCPUs"] = renderCpuList(nodeReserved);
-      if (auto a = raw->find("applyPolicy"); a != raw->end() && a->is_string() &&
-                                             !a->get<std::string>().empty()) {
+      if (auto a = raw->find("applyPolicy");
+          a != raw->end() && a->is_string() && !a->get<std::string>().empty()) {
         reservationCopy["applyPolicy"] = *a;
       }
     }

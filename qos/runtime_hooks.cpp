@@ -15,7 +15,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-
 std::string podName(const HookPod& pod) { return pod.ns + "/" + pod.name; }
 
 Error hookError(const HookPod& pod, HookName hook, const std::string& what) {
@@ -137,7 +136,8 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
   FieldErrors errors;
   if (container != nullptr) {
     const HookContainer& c = *container;
-    auto request = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpuResource, "request"));
+    auto request =
+        nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpuResource, "request"));
     if (request) request = sharesFromMilli(*request, fieldName(c, kBatchCpuResource, "request"));
     if (request) {
       out.cpuShares = *request;
@@ -174,13 +174,15 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
     }
     auto next = checkedAdd(*requestMilli, *v);
     if (!next) {
-      requestMilli = makeError(std::string(kBatchCpuResource) + " requests overflow int64 when summed");
+      requestMilli =
+          makeError(std::string(kBatchCpuResource) + " requests overflow int64 when summed");
       break;
     }
     requestMilli = *next;
   }
   if (requestMilli) {
-    requestMilli = sharesFromMilli(*requestMilli, std::string(kBatchCpuResource) + " requests summed to");
+    requestMilli =
+        sharesFromMilli(*requestMilli, std::string(kBatchCpuResource) + " requests summed to");
   }
   if (requestMilli) {
     out.cpuShares = *requestMilli;
@@ -221,7 +223,8 @@ Result<std::vector<int>> numaNodesWithCpu(std::string_view json) {
     const std::string at = where + "[" + std::to_string(i) + "]";
     if (!n.is_object()) return makeError(at + ": expected an object");
     auto node = n.find("node");
-    if (node == n.end() || !node->is_number_integer()) return makeError(at + ".node: expected an integer");
+    if (node == n.end() || !node->is_number_integer())
+      return makeError(at + ".node: expected an integer");
     auto res = n.find("resources");
     if (res == n.end() || !res->is_object()) continue;
     bool hasCpu = false;

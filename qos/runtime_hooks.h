@@ -53,10 +53,10 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/pod.h"
 #include "base/result.h"
 #include "cgroupfs/knob.h"
 #include "cgroupfs/layout.h"
+#include "kube/pod.h"
 #include "qos/node_topology.h"
 #include "qos/slo_config.h"
 

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kube/json_quantity.h"
-#include "kube/json_type.h"
 #include "base/quote.h"
 #include "base/text_scan.h"
+#include "kube/json_quantity.h"
+#include "kube/json_type.h"
 
 namespace koord {
 namespace {

@@ -24,9 +24,9 @@
 #pragma once
 
 #include <any>
-#include <memory>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>

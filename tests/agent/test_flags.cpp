@@ -349,11 +349,10 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
           "[feature_gates]") {
   // The gates agent/agent.cpp passes on to a strategy, collector or hook; a gate
   // wired to a module joins this list in the same change.
-  const std::vector<std::string> wired = {"BECPUSuppress",    "CPUBurst",        "RdtResctrl",
-                                          "ResctrlCollector", "CgroupReconcile", "PSICollector",
-                                          "BatchResource",    "CPUSetAllocator", "BECPUEvict",
-                                          "CPUEvict",         "BEMemoryEvict",   "MemoryEvict",
-                                          "NodeTopologyReport"};
+  const std::vector<std::string> wired = {
+      "BECPUSuppress", "CPUBurst",      "RdtResctrl",        "ResctrlCollector", "CgroupReconcile",
+      "PSICollector",  "BatchResource", "CPUSetAllocator",   "BECPUEvict",       "CPUEvict",
+      "BEMemoryEvict", "MemoryEvict",   "NodeTopologyReport"};
   std::vector<std::string> implemented;
   for (const GateSpec& s : FeatureGates::known()) {
     if (s.implemented) implemented.push_back(s.name);

@@ -686,7 +686,8 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     CHECK(log.find("feature gate BECPUEvict is enabled") == std::string::npos);
     CHECK(log.find("] feature gates in effect: BECPUEvict,BECPUSuppress,BEMemoryEvict,"
                    "BatchResource,CPUBurst,CPUEvict,CPUSetAllocator,CgroupReconcile,MemoryEvict,"
-                   "NodeTopologyReport,PSICollector,RdtResctrl,ResctrlCollector\n") != std::string::npos);
+                   "NodeTopologyReport,PSICollector,RdtResctrl,ResctrlCollector\n") !=
+          std::string::npos);
   }
   SECTION("nothing on and nothing ignored") {
     test::LogCapture cap;

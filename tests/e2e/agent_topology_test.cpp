@@ -58,7 +58,8 @@ std::string poolsOf(const std::optional<json>& nrt) {
 
 }  // namespace
 
-TEST_CASE("the agent creates its NodeResourceTopology once and updates it only when pods pin CPUs") {
+TEST_CASE(
+    "the agent creates its NodeResourceTopology once and updates it only when pods pin CPUs") {
   const char* agentBinary = std::getenv("KOORDLET_BIN");
   if (agentBinary == nullptr || *agentBinary == '\0') FAIL("KOORDLET_BIN is not set");
   TempTree work;
@@ -134,8 +135,8 @@ TEST_CASE("the agent creates its NodeResourceTopology once and updates it only w
       R"([{"socket":0,"node":0,"cpuset":"0-31"},{"socket":0,"node":1,"cpuset":"32-63"},)"
       R"({"socket":1,"node":2,"cpuset":"64-95"},{"socket":1,"node":3,"cpuset":"96-127"}])";
   CHECK(poolsOf(created) == fullPools);
-  std::cout << "figure: NodeResourceTopology of the 128-CPU capture: "
-            << created.dump().size() << " bytes as stored, "
+  std::cout << "figure: NodeResourceTopology of the 128-CPU capture: " << created.dump().size()
+            << " bytes as stored, "
             << annotations["node.koordinator.sh/cpu-topology"].get<std::string>().size()
             << " bytes of cpu-topology\n";
 
@@ -159,7 +160,8 @@ TEST_CASE("the agent creates its NodeResourceTopology once and updates it only w
   // 4. The pod leaves: the pool grows back, in one more update.
   (*pinned)["metadata"]["annotations"].erase("scheduling.koordinator.sh/resource-status");
   kubelet.setBody(podList.dump());
-  why = waitFor(kPhase, [&] { return poolsOf(nrt()) == fullPools ? "" : "pools " + poolsOf(nrt()); });
+  why =
+      waitFor(kPhase, [&] { return poolsOf(nrt()) == fullPools ? "" : "pools " + poolsOf(nrt()); });
   if (!why.empty()) failWith("unpinned", why);
   std::this_thread::sleep_for(4s);
   CHECK(writes() == 3);
@@ -172,6 +174,8 @@ TEST_CASE("the agent creates its NodeResourceTopology once and updates it only w
   CHECK(c["nodeTopology"]["kubeletCpuManagerSource"] == "kubelet /configz");
   CHECK(c["nodeTopology"]["nodeResourceTopology"]["annotations"][kPools] == fullPools);
   CHECK(c["kubeApi"]["nodeResourceTopology"]["updates"] == 2);
+  std::cout << "figure: last NodeResourceTopology update body: "
+            << c["kubeApi"]["nodeResourceTopology"]["lastBodyBytes"] << " bytes\n";
   CHECK(agent.log().find("kubelet CPU manager policy \"none\"") != std::string::npos);
 }
 
@@ -210,7 +214,8 @@ TEST_CASE("without an API server the node topology is computed and shown in /con
   CHECK(a["kubelet.koordinator.sh/cpu-manager-policy"] == R"({"policy":"static"})");
   CHECK(a[kPools] == R"([{"socket":0,"node":0,"cpuset":"0-19"}])");
   // The capture's SMT file says hyper-threading is on (cpuinfo is this host's: /proc/).
-  CHECK(json::parse(a["node.koordinator.sh/cpu-basic-info"].get<std::string>())
-            ["hyperThreadEnabled"] == true);
+  CHECK(json::parse(
+            a["node.koordinator.sh/cpu-basic-info"].get<std::string>())["hyperThreadEnabled"] ==
+        true);
   CHECK(topo["nodeResourceTopology"]["zones"].size() == 1);
 }

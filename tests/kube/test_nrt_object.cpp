@@ -82,8 +82,10 @@ TEST_CASE("a new object is named after the node, owned by it, and labelled Koord
   CHECK(owner.at("uid") == "uid-1");
   CHECK(owner.at("controller") == true);
   CHECK(obj.at("topologyPolicies") == json::array({"None"}));
-  CHECK(obj.at("zones").at(0).at("resources").at(1) ==
-        json{{"name", "memory"}, {"capacity", "24Gi"}, {"allocatable", "24Gi"}, {"available", "24Gi"}});
+  CHECK(obj.at("zones").at(0).at("resources").at(1) == json{{"name", "memory"},
+                                                            {"capacity", "24Gi"},
+                                                            {"allocatable", "24Gi"},
+                                                            {"available", "24Gi"}});
   // What we would create, stored, says the same as the content.
   CHECK(nrtDiffers(obj, storedContent()) == std::nullopt);
   CHECK_FALSE(newNrtObject("n", "", storedContent()).at("metadata").contains("ownerReferences"));
@@ -93,16 +95,18 @@ TEST_CASE("an update keeps others' annotations and resources and drops zones we 
           "[nrt]") {
   json stored = fixture("kube-api/nrt-get.body");
   stored["metadata"]["annotations"]["example.com/other"] = "x";
-  stored["zones"][0]["resources"].push_back(
-      json{{"name", "nvidia.com/gpu"}, {"capacity", "1"}, {"allocatable", "1"}, {"available", "1"}});
-  stored["zones"].push_back(json{{"name", "node-9"}, {"type", "Node"}, {"resources", json::array()}});
+  stored["zones"][0]["resources"].push_back(json{
+      {"name", "nvidia.com/gpu"}, {"capacity", "1"}, {"allocatable", "1"}, {"available", "1"}});
+  stored["zones"].push_back(
+      json{{"name", "node-9"}, {"type", "Node"}, {"resources", json::array()}});
   NrtContent c = storedContent();
   c.annotations[kAnnoCpuSharedPools] = R"([{"socket":0,"node":0,"cpuset":"1"}])";
   const json body = applyNrtContent(stored, c);
   CHECK(body.at("metadata").at("resourceVersion") == "254");  // a concurrent change is a 409
   CHECK_FALSE(body.at("metadata").contains("managedFields"));
   CHECK(body.at("metadata").at("annotations").at("example.com/other") == "x");
-  CHECK(body.at("metadata").at("annotations").at(kAnnoCpuSharedPools) == c.annotations.at(kAnnoCpuSharedPools));
+  CHECK(body.at("metadata").at("annotations").at(kAnnoCpuSharedPools) ==
+        c.annotations.at(kAnnoCpuSharedPools));
   REQUIRE(body.at("zones").size() == 1);
   CHECK(body.at("zones").at(0).at("resources").size() == 3);  // cpu, memory, and the GPU kept
   CHECK(nrtDiffers(body, c) == std::nullopt);

@@ -43,7 +43,9 @@ struct Fixture {
     reporter.reset();
     client.reset();
   }
-  std::optional<nlohmann::json> stored() { return server.get("noderesourcetopologies", "rig-node"); }
+  std::optional<nlohmann::json> stored() {
+    return server.get("noderesourcetopologies", "rig-node");
+  }
   // One sync against `seen` (what an informer would hand over), run to its end.
   void syncOnce(const std::optional<nlohmann::json>& seen, const NrtContent& c) {
     REQUIRE(reporter->sync(seen, c, "node-uid"));
@@ -67,7 +69,8 @@ std::string poolOf(const nlohmann::json& obj) {
 
 }  // namespace
 
-TEST_CASE("the topology is created once, then written only when it changes", "[topology-reporter]") {
+TEST_CASE("the topology is created once, then written only when it changes",
+          "[topology-reporter]") {
   Fixture f;
   f.syncOnce(std::nullopt, content("0-3"));
   auto obj = f.stored();

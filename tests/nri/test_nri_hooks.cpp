@@ -639,8 +639,7 @@ TEST_CASE("runtime cpu values that overflow milli-cores are refused and counted,
   CHECK(hooks.hookErrors() == 2);
 }
 
-TEST_CASE("with share pools NRI and the reconciler give an LS pod the same cpuset",
-          "[nri-hooks]") {
+TEST_CASE("with share pools NRI and the reconciler give an LS pod the same cpuset", "[nri-hooks]") {
   auto text = readFile(test::fixturePath("kubelet/k8s-1.28/pods.json"));
   REQUIRE(text.ok());
   auto parsed = parsePodList(*text);

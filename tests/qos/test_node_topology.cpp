@@ -122,8 +122,9 @@ TEST_CASE("annotations are Go's json.Marshal text: field order, omitted empties 
   auto nrt = computeNodeTopology(in);
   REQUIRE(nrt.ok());
   const auto& a = nrt->content.annotations;
-  CHECK(a.at(kAnnoCpuTopology) ==
-        R"({"detail":[{"id":1,"core":1,"socket":0,"node":0},{"id":3,"core":2,"socket":0,"node":0}]})");
+  CHECK(
+      a.at(kAnnoCpuTopology) ==
+      R"({"detail":[{"id":1,"core":1,"socket":0,"node":0},{"id":3,"core":2,"socket":0,"node":0}]})");
   CHECK(a.at(kAnnoCpuSharedPools) == R"([{"socket":0,"node":0,"cpuset":"1,3"}])");
   CHECK(a.at(kAnnoBeCpuSharedPools) == R"([{"socket":0,"node":0,"cpuset":"1,3"}])");
   CHECK(a.at(kAnnoCpuManagerPolicy) == R"({"policy":"none"})");
@@ -159,11 +160,10 @@ TEST_CASE("the 128-CPU capture has one zone per NUMA node with its CPUs and MemT
   REQUIRE(nrt.ok());
   REQUIRE(nrt->content.zones.size() == 4);
   CHECK(nrt->content.zones[0].name == "node-0");
-  CHECK(nrt->content.zones[0].resources ==
-        std::vector<NrtZoneResource>{{"cpu", "32"},
-                                     {"hugepages-1Gi", "0"},
-                                     {"hugepages-2Mi", "0"},
-                                     {"memory", "131732940Ki"}});
+  CHECK(nrt->content.zones[0].resources == std::vector<NrtZoneResource>{{"cpu", "32"},
+                                                                        {"hugepages-1Gi", "0"},
+                                                                        {"hugepages-2Mi", "0"},
+                                                                        {"memory", "131732940Ki"}});
   // Sockets are lscpu's 0 and 1 (the packages are 36 and 8442), pools per node.
   CHECK(nrt->content.annotations.at(kAnnoCpuSharedPools) ==
         R"([{"socket":0,"node":0,"cpuset":"0-31"},{"socket":0,"node":1,"cpuset":"32-63"},)"
@@ -250,9 +250,10 @@ TEST_CASE("a static kubelet's pinned CPUs become pod-cpu-allocs and leave the po
   auto nrt = computeNodeTopology(in);
   REQUIRE(nrt.ok());
   const auto& a = nrt->content.annotations;
-  CHECK(a.at(kAnnoPodCpuAllocs) ==
-        R"([{"namespace":"colo","name":"pod-g-1","uid":"g-1","cpuset":"6-7","managedByKubelet":true},)"
-        R"({"uid":"orphan","cpuset":"30","managedByKubelet":true}])");
+  CHECK(
+      a.at(kAnnoPodCpuAllocs) ==
+      R"([{"namespace":"colo","name":"pod-g-1","uid":"g-1","cpuset":"6-7","managedByKubelet":true},)"
+      R"({"uid":"orphan","cpuset":"30","managedByKubelet":true}])");
   // The kubelet's reserved CPUs are reported but stay in the pools (koordlet's note:
   // burstable pods need somewhere to run).
   CHECK(a.at(kAnnoCpuManagerPolicy) ==
@@ -279,8 +280,8 @@ TEST_CASE("CPUs are taken by topology as the kubelet reserves them", "[node_topo
   CHECK(takeCpusByTopology(hybrid, 2) == std::vector<int>{0, 1});  // a whole core
   CHECK(takeCpusByTopology(hybrid, 4) == std::vector<int>{0, 1, 2, 3});
   const CpuTopology xeon = readTopology("intel-xeon5218-2socket-noht");  // sockets alternate
-  CHECK(takeCpusByTopology(xeon, 2) == std::vector<int>{0, 2});  // packed into socket 0
-  const CpuTopology arm = readTopology("arm-128cpu-2socket-4numa");  // 64 per socket
+  CHECK(takeCpusByTopology(xeon, 2) == std::vector<int>{0, 2});          // packed into socket 0
+  const CpuTopology arm = readTopology("arm-128cpu-2socket-4numa");      // 64 per socket
   auto socket = takeCpusByTopology(arm, 65);
   REQUIRE(socket.size() == 65);
   CHECK(socket.front() == 0);

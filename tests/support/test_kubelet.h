@@ -1,10 +1,10 @@
 // TestKubelet: a stand-in for the node's kubelet, which cannot run here. It serves
-// `GET /pods/` (and, once set, `GET /configz`) on 127.0.0.1 (kernel-picked port), over plain HTTP or HTTPS, from its
-// own io_context on a background thread, so the code under test can run its loop in
-// the test thread. Each reply follows the current Behaviour: a normal reply, or one
-// of the failures a kubelet or the network can produce (slow, cut off, too large,
-// not HTTP). Every setter is thread-safe and applies to the next request, so a
-// benchmark can swap the body (a synthetic 500-pod PodList) while it runs.
+// `GET /pods/` (and, once set, `GET /configz`) on 127.0.0.1 (kernel-picked port), over plain HTTP
+// or HTTPS, from its own io_context on a background thread, so the code under test can run its loop
+// in the test thread. Each reply follows the current Behaviour: a normal reply, or one of the
+// failures a kubelet or the network can produce (slow, cut off, too large, not HTTP). Every setter
+// is thread-safe and applies to the next request, so a benchmark can swap the body (a synthetic
+// 500-pod PodList) while it runs.
 //
 // For HTTPS it generates, at construction, a throw-away CA and a server certificate
 // signed by it (tests/support/test_certs: subjectAltName IP:127.0.0.1, localhost).
