@@ -1,35 +1,25 @@
 #include "metrics/node_hardware.h"
 
 #include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <set>
 
 #include "base/read_file.h"
+#include "base/text_scan.h"
 
 namespace koord {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 // The first value of `key` in "key<tabs>: value" lines.
 bool findField(std::string_view text, std::string_view key, std::string* out) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    if (trim(line.substr(0, colon)) == key) {
-      *out = std::string(trim(line.substr(colon + 1)));
+  text::Lines lines(text);
+  std::string_view line;
+  bool terminated = false;
+  while (lines.next(line, terminated)) {
+    const size_t colon = line.find(':');
+    if (colon != std::string_view::npos && text::trim(line.substr(0, colon)) == key) {
+      *out = std::string(text::trim(line.substr(colon + 1)));
       return true;
     }
   }
@@ -39,7 +29,7 @@ bool findField(std::string_view text, std::string_view key, std::string* out) {
 std::string firstLine(const std::string& path) {
   auto text = readFile(path, 4096);
   if (!text) return "";
-  return std::string(trim(*text));
+  return std::string(text::trim(*text));
 }
 
 }  // namespace
@@ -52,23 +42,24 @@ CpuInfoText parseCpuInfo(std::string_view text) {
 }
 
 Result<int64_t> parseNodeMemTotal(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    size_t key = line.find("MemTotal:");
+  text::Lines lines(text);
+  std::string_view line;
+  bool terminated = false;
+  while (lines.next(line, terminated)) {
+    const size_t key = line.find("MemTotal:");
     if (key == std::string_view::npos) continue;
-    std::string_view rest = trim(line.substr(key + 9));
-    int64_t kb = 0;
-    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kb);
-    if (ec != std::errc() || kb < 0 ||
-        trim(std::string_view(p, rest.data() + rest.size() - p)) != "kB") {
+    const std::string_view rest = text::trim(line.substr(key + 9));
+    text::Fields fields(rest);
+    const std::string_view number = fields.next();
+    const std::string_view unit = fields.next();
+    uint64_t kb = 0;
+    if (text::toU64(number, kb) != nullptr || unit != "kB" || !fields.next().empty()) {
       return makeError("MemTotal: cannot parse \"" + std::string(rest) + "\" (want \"<n> kB\")");
     }
-    if (kb > INT64_MAX / 1024) return makeError("MemTotal: " + std::string(rest) + " overflows");
-    return kb * 1024;
+    if (kb > static_cast<uint64_t>(INT64_MAX) / 1024) {
+      return makeError("MemTotal: " + std::string(rest) + " overflows");
+    }
+    return static_cast<int64_t>(kb) * 1024;
   }
   return makeError("no MemTotal line");
 }

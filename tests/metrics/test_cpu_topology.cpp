@@ -231,3 +231,25 @@ TEST_CASE("the /proc/stat fallback gives ids and count only, marked without plac
   CHECK_FALSE(cpuTopologyFromIds({}).ok());
   CHECK(readCapture("amd-epyc7402-2socket").placement);
 }
+
+TEST_CASE("an arm64 capture's node cpulists end in a NUL byte and still read", "[cpu_topology]") {
+  const CpuTopology topo = readCapture("arm-128cpu-2socket-4numa");
+  REQUIRE(topo.count() == 128);
+  CHECK(cpu(topo, 31).node == 0);
+  CHECK(cpu(topo, 32).node == 1);
+  CHECK(cpu(topo, 127).node == 3);
+  CHECK(cpu(topo, 127).socket == 8442);  // physical_package_id as sysfs has it
+  CHECK(*parseSysfsCpuList(std::string("0-3\n\0\0", 7)) == range(0, 3));
+}
+
+TEST_CASE("offline CPUs with a readable topology are kept apart from the online ones",
+          "[cpu_topology]") {
+  const CpuTopology epyc = readCapture("amd-epyc7402-2socket");
+  std::vector<int> offline;
+  for (const CpuInfo& c : epyc.offline) offline.push_back(c.id);
+  CHECK(offline == std::vector<int>{24, 25, 26, 41, 43, 45});
+  for (int id : offline) CHECK_FALSE(hasCpu(epyc, id));
+  const CpuTopology graviton = readCapture("aws-graviton2");  // cpu0 offline, cpu2 no topology
+  REQUIRE(graviton.offline.size() == 1);
+  CHECK(graviton.offline[0].id == 0);
+}
