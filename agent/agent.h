@@ -201,6 +201,8 @@ class Agent {
   std::unique_ptr<KubeletClient> configzClient_;  // nullptr: /configz is not read
   bool configzInFlight_ = false;
   Clock::Monotonic lastConfigzAsk_{};
+  int configzFailures_ = 0;                     // in a row
+  Clock::Monotonic lastHardwareRead_{};         // the CPU basic info
   std::optional<KubeletCpuConfig> kubeletCpu_;  // nullopt: not known yet
   std::string kubeletCpuSource_;
   std::optional<NodeTopology> nodeTopology_;      // the last good one

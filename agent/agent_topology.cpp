@@ -42,6 +42,7 @@ void Agent::startTopology() {
     return;
   }
   basicInfo_ = readCpuBasicInfo(opts_.paths, *topology_);
+  lastHardwareRead_ = clock_->now();
   if (auto mem = readNumaMemory(opts_.paths)) {
     numaMemory_ = std::move(*mem);
   } else {
@@ -76,19 +77,23 @@ void Agent::fetchConfigz() {
     if (!r) {
       cfg = makeError(where + ": " + r.error().message);
     } else if (r->status != 200) {
-      cfg = makeError(
-          where + ": HTTP " + std::to_string(r->status) +
-          (r->status == 401 || r->status == 403 ? " (the agent's account needs nodes/proxy)" : ""));
+      cfg = makeError(where + ": HTTP " + std::to_string(r->status) +
+                      (r->status == 401 || r->status == 403
+                           ? " (the agent's account needs nodes/proxy, or nodes/configz with the "
+                             "kubelet's fine-grained authorization)"
+                           : ""));
     } else {
       cfg = parseKubeletConfigz(r->body);
     }
     if (!cfg) {
+      ++configzFailures_;
       failures_.failure(
           "kubelet /configz", Severity::kWarning,
           cfg.error().message + (kubeletCpu_ ? " (keeping the last good configuration)"
                                              : " (no node topology until it answers)"));
       return;
     }
+    configzFailures_ = 0;
     failures_.success("kubelet /configz");
     if (!kubeletCpu_ || !(*kubeletCpu_ == *cfg)) {
       KLOG_INFO << "kubelet CPU manager policy \"" << cfg->cpuManagerPolicy
@@ -119,8 +124,20 @@ void Agent::syncTopology() {
   if (stopped_) return;
   topologyTimer_.cancel();
   scheduleTopology();
-  if (configzClient_ && (!kubeletCpu_ || clock_->now() - lastConfigzAsk_ >= kConfigzEvery)) {
+  // /configz: every 60 s; while it fails, 3 s doubling up to those 60 s.
+  const auto configzWait =
+      configzFailures_ == 0 && kubeletCpu_
+          ? std::chrono::nanoseconds(kConfigzEvery)
+          : std::min<std::chrono::nanoseconds>(
+                kConfigzEvery, std::chrono::seconds(3) * (1LL << std::min(configzFailures_, 5)));
+  if (configzClient_ &&
+      (lastConfigzAsk_ == Clock::Monotonic{} || clock_->now() - lastConfigzAsk_ >= configzWait)) {
     fetchConfigz();
+  }
+  // The basic info again with it: resctrl may have been mounted since (the L3 mask).
+  if (clock_->now() - lastHardwareRead_ >= kConfigzEvery) {
+    basicInfo_ = readCpuBasicInfo(opts_.paths, *topology_);
+    lastHardwareRead_ = clock_->now();
   }
   // As koordlet waits for its informers: pools computed without the pods (their
   // pinned CPUs) or the Node (its reservation) would hand out CPUs that are taken.
@@ -128,7 +145,11 @@ void Agent::syncTopology() {
     topologyOff_ = "waiting for the kubelet's /configz";
     return;
   }
-  if (opts_.kubeletSyncInterval.count() > 0 && podsVersion_ == 0) {
+  if (opts_.kubeletSyncInterval.count() <= 0) {
+    topologyOff_ = "no pods (--kubelet-sync-interval <= 0): their pinned CPUs are unknown";
+    return;
+  }
+  if (podsVersion_ == 0) {
     topologyOff_ = "waiting for the kubelet's pod list";
     return;
   }
@@ -145,19 +166,21 @@ void Agent::syncTopology() {
   }
   in.kubelet = *kubeletCpu_;
   in.kubeletConfigKnown = kubeletCpuSource_ == "kubelet /configz";
+  // A static kubelet's pinned CPUs: an absent checkpoint pins nothing; one that
+  // cannot be read or parsed keeps the last good topology (computing without it
+  // would hand the pinned CPUs out as pools), as koordlet fails its report.
   std::optional<CpuManagerCheckpoint> checkpoint;
   if (in.kubelet.cpuManagerPolicy == "static") {
     const std::string path = HostPaths::join(opts_.paths.varLibKubeletRoot, "cpu_manager_state");
-    if (auto text = readFile(path)) {
-      if (auto parsed = parseCpuManagerCheckpoint(*text, path)) {
-        checkpoint = std::move(*parsed);
-        failures_.success("cpu_manager_state");
-      } else {
-        failures_.failure("cpu_manager_state", Severity::kWarning, parsed.error().message);
-      }
-    } else if (text.error().sysErrno != ENOENT) {
-      failures_.failure("cpu_manager_state", Severity::kWarning, text.error().message);
+    auto read = readCpuManagerCheckpoint(readFile(path), path);
+    if (!read) {
+      failures_.failure("cpu_manager_state", Severity::kWarning,
+                        read.error().message + " (keeping the last good node topology)");
+      topologyOff_ = "cpu_manager_state unreadable";
+      return;
     }
+    failures_.success("cpu_manager_state");
+    checkpoint = std::move(*read);
   }
   if (checkpoint) in.checkpoint = &*checkpoint;
   // The reservation's source text, as applyReservation chose it (a flag wins).

@@ -1,5 +1,7 @@
 #include "kube/kubelet_config.h"
 
+#include <cerrno>
+
 #include <nlohmann/json.hpp>
 
 #include "kube/json_quantity.h"
@@ -113,6 +115,17 @@ Result<CpuManagerCheckpoint> parseCpuManagerCheckpoint(std::string_view text,
     }
   }
   return out;
+}
+
+Result<std::optional<CpuManagerCheckpoint>> readCpuManagerCheckpoint(
+    const Result<std::string>& read, std::string_view path) {
+  if (!read) {
+    if (read.error().sysErrno == ENOENT) return std::optional<CpuManagerCheckpoint>();
+    return read.error();
+  }
+  auto parsed = parseCpuManagerCheckpoint(*read, path);
+  if (!parsed) return parsed.error();
+  return std::optional<CpuManagerCheckpoint>(std::move(*parsed));
 }
 
 }  // namespace koord

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,5 +49,11 @@ struct CpuManagerCheckpoint {
 // error, as koordlet's parse fails on it too.
 Result<CpuManagerCheckpoint> parseCpuManagerCheckpoint(std::string_view text,
                                                        std::string_view source);
+
+// The checkpoint as read from `path`: an absent file (ENOENT) is no checkpoint
+// (nothing pinned, nullopt); any other read error, or text that does not parse, is
+// an error naming the file.
+Result<std::optional<CpuManagerCheckpoint>> readCpuManagerCheckpoint(
+    const Result<std::string>& read, std::string_view path);
 
 }  // namespace koord

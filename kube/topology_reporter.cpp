@@ -2,6 +2,9 @@
 
 #include "kube/api_status.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace koord {
 namespace {
 
@@ -33,14 +36,15 @@ void TopologyReporter::cancel() {
 bool TopologyReporter::sync(const std::optional<nlohmann::json>& current, const NrtContent& content,
                             const std::string& nodeUid) {
   if (inFlight_) return false;
+  if (streak_ > 0 && clock_->now() < retryAt_ && content == content_) return false;
   content_ = content;
   nodeUid_ = nodeUid;
   const nlohmann::json* seen = current ? &*current : nullptr;
-  // The informer still shows what our last write replaced: our reply is newer.
-  if (lastWritten_ && (seen == nullptr ? replacedRv_.empty() : rvOf(*seen) == replacedRv_)) {
-    seen = &*lastWritten_;
-  } else {
-    lastWritten_.reset();
+  // The informer still shows what our last write replaced: our reply is newer. For
+  // this one sync only.
+  std::optional<nlohmann::json> written = std::exchange(lastWritten_, std::nullopt);
+  if (written && (seen == nullptr ? replacedRv_.empty() : rvOf(*seen) == replacedRv_)) {
+    seen = &*written;
   }
   if (seen == nullptr) {
     lastChange_ = "absent";
@@ -153,6 +157,7 @@ void TopologyReporter::fail(const std::string& verb, const Result<ApiReply>& rep
     finish(false, source + ": " + reply.error().message);
     return;
   }
+  retryAfter_ = reply->retryAfter;
   std::string why = source + ": HTTP " + std::to_string(reply->status);
   auto st = parseStatus(reply->body, source);
   if (st.ok()) why += " " + st->reason + ": " + st->message;
@@ -164,12 +169,20 @@ void TopologyReporter::finish(bool ok, const std::string& error) {
   if (ok) {
     lastSuccess_ = clock_->wallNow();
     lastError_.clear();
+    streak_ = 0;
     failures_.success(kFailureKey);
   } else {
     ++failed_;
     lastError_ = error;
     failures_.failure(kFailureKey, Severity::kWarning, error);
+    // 3 s doubling to 5 min; a Retry-After at least, never past 5 min.
+    std::chrono::seconds wait = kFirstBackoff * (1LL << std::min(streak_, 7));
+    if (retryAfter_) wait = std::max(wait, *retryAfter_);
+    wait = std::min(wait, kMaxBackoff);
+    ++streak_;
+    retryAt_ = clock_->now() + wait;
   }
+  retryAfter_.reset();
 }
 
 }  // namespace koord

@@ -16,10 +16,16 @@
 // event comes a moment after the reply): while it still shows the resourceVersion
 // our write replaced, the object our write returned stands in for it, so a sync
 // right after a write does not send the same update again.
-// A failed sync is counted, logged once per streak (FailureLog key "kube-api
-// noderesourcetopologies") and tried again at the next sync; never in a loop.
+// Our write's reply stands in for one sync only: after that the informer is believed
+// (a deletion right after our create is then seen and undone).
+// A failed sync is counted and logged once per streak (FailureLog key "kube-api
+// noderesourcetopologies"); the syncs after it are skipped for a back-off of 3 s
+// doubling to 5 min (at least a reply's Retry-After, at most 5 min), so a lasting
+// refusal (403, 422) costs a few writes an hour, not one per sync. A success or a
+// change of content ends the back-off. Never retried in a loop.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +42,8 @@ namespace koord {
 class TopologyReporter {
  public:
   static constexpr int kMaxAttempts = 5;
+  static constexpr std::chrono::seconds kFirstBackoff{3};
+  static constexpr std::chrono::seconds kMaxBackoff{300};
 
   TopologyReporter(ApiClient& client, std::string nodeName, const Clock& clock,
                    FailureLog& failures);
@@ -45,7 +53,8 @@ class TopologyReporter {
 
   // One sync of `content` onto `current` (the informer's object; nullopt: there is
   // none). nodeUid: the Node's metadata.uid, for the owner reference of a created
-  // object ("" = none). Returns false (and does nothing) while a sync is in flight.
+  // object ("" = none). Returns false (and does nothing) while a sync is in flight
+  // or backing off after a failure.
   bool sync(const std::optional<nlohmann::json>& current, const NrtContent& content,
             const std::string& nodeUid);
   void cancel();
@@ -60,6 +69,9 @@ class TopologyReporter {
   const std::string& lastChange() const { return lastChange_; }  // why the last write was sent
   size_t lastBodyBytes() const { return lastBodyBytes_; }
   std::optional<Clock::Wall> lastSuccess() const { return lastSuccess_; }
+  // Failed syncs in a row, and when the next may start.
+  int failureStreak() const { return streak_; }
+  Clock::Monotonic retryAt() const { return retryAt_; }
 
  private:
   void create(int attempt);
@@ -80,6 +92,9 @@ class TopologyReporter {
   // Our last write's reply and the resourceVersion of the object it replaced.
   std::optional<nlohmann::json> lastWritten_;
   std::string replacedRv_;
+  std::optional<std::chrono::seconds> retryAfter_;  // of the failing reply
+  int streak_ = 0;
+  Clock::Monotonic retryAt_{};
   uint64_t creates_ = 0;
   uint64_t updates_ = 0;
   uint64_t unchanged_ = 0;

@@ -66,10 +66,12 @@ Result<int64_t> parseNodeMemTotal(std::string_view text) {
 
 CpuBasicInfo readCpuBasicInfo(const HostPaths& paths, const CpuTopology& topo) {
   CpuBasicInfo out;
+  // koordlet's value for a model or vendor it cannot find (arm64 names neither).
+  out.cpuModel = out.vendorId = "unknown";
   if (auto text = readFile(paths.proc("cpuinfo"), 4u << 20)) {
     CpuInfoText info = parseCpuInfo(*text);
-    out.cpuModel = std::move(info.model);
-    out.vendorId = std::move(info.vendorId);
+    if (!info.model.empty()) out.cpuModel = std::move(info.model);
+    if (!info.vendorId.empty()) out.vendorId = std::move(info.vendorId);
   }
   const std::string smt = firstLine(paths.sys("devices/system/cpu/smt/active"));
   if (!smt.empty()) {

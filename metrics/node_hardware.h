@@ -1,16 +1,17 @@
 // What the node's NodeResourceTopology says about its hardware besides the CPU
 // list (metrics/cpu_topology.h): koordlet's CPU basic info and the memory of each
 // NUMA node (reference koordlet.md §5.3; koordlet's cpuinfo and NUMA collectors).
-// Read once at start and every --collect-node-cpu-info-interval; all under the
-// injected roots:
+// Read at start and every 60 s with the kubelet's /configz (resctrl may be mounted
+// later); all under the injected roots:
 //   <proc>/cpuinfo                                   first "model name" / "Model Name",
 //                                                    first "vendor_id"
 //   <sys>/devices/system/cpu/smt/active              "1": hyper-threading on
 //   <sys>/devices/system/cpu/intel_pstate/no_turbo   "0": turbo on (absent: off)
 //   <sys-fs>/resctrl/info/L3/cbm_mask                the L3 cache way mask
 //   <sys>/devices/system/node/nodeN/meminfo          "Node N MemTotal: X kB"
-// A file that is absent leaves its field empty / false, as koordlet (which also
-// asks lscpu when smt/active is absent: we count the CPUs per core instead).
+// A file that is absent leaves its field empty / false ("unknown" for the model and
+// vendor), as koordlet (which also asks lscpu when smt/active is absent: we count
+// the CPUs per core instead).
 // Parsers take text; the read* functions do the I/O. Errors name the file.
 #pragma once
 

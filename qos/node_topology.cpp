@@ -37,7 +37,6 @@ std::vector<CpuSharePool> poolsOf(const std::set<int>& cpus,
 }
 
 std::string poolsJson(const std::vector<CpuSharePool>& pools) {
-  if (pools.empty()) return "null";
   ojson arr = ojson::array();
   for (const CpuSharePool& p : pools) {
     ojson o;
@@ -219,7 +218,7 @@ Result<NodeTopology> computeNodeTopology(const NodeTopologyInputs& in) {
     }
   }
   // SYSTEM-QoS: its cpuset (rule 3), removed from the pools when exclusive.
-  std::string systemQosCopy = "null";
+  std::string systemQosCopy = "{}";  // koordlet: an empty SystemQOSResource when absent
   std::vector<int> systemExclusive;
   if (in.systemQosResourceJson && !in.systemQosResourceJson->empty()) {
     auto raw = parseObject(*in.systemQosResourceJson, "system-qos-resource");
@@ -229,7 +228,15 @@ Result<NodeTopology> computeNodeTopology(const NodeTopologyInputs& in) {
       if (auto c = raw->find("cpuset"); c != raw->end() && c->is_string()) {
         auto cpus = parseAnnotationCpuList(c->get<std::string>());
         if (!cpus) return makeError("system-qos-resource: cpuset: " + cpus.error().message);
-        out.rule.systemQosCpus = *cpus;
+        // Only CPUs the node has: a cpuset naming others would be refused by the kernel.
+        std::vector<int> missing;
+        for (int id : *cpus) {
+          (byId.count(id) != 0 ? out.rule.systemQosCpus : missing).push_back(id);
+        }
+        if (!missing.empty()) {
+          out.warnings.push_back("system-qos-resource: cpuset: CPUs " + renderCpuList(missing) +
+                                 " are not online on this node, left out");
+        }
         if (!cpus->empty()) copy["cpuset"] = c->get<std::string>();
       }
       bool exclusive = true;  // koordinator's default when absent
@@ -314,22 +321,20 @@ Result<NodeTopology> computeNodeTopology(const NodeTopologyInputs& in) {
       }
     }
   }
-  for (int id : nodeReserved) {
-    ls.erase(id);
-    be.erase(id);
-  }
-  for (int id : systemExclusive) {
-    ls.erase(id);
-    be.erase(id);
-  }
-  // A CPU the inputs name that the node does not have is dropped (offline, typo).
-  for (auto* pool : {&ls, &be}) {
-    for (auto it = pool->begin(); it != pool->end();) {
-      it = byId.count(*it) != 0 ? std::next(it) : pool->erase(it);
+  // The pools of what pods and the kubelet left; then the node's reserved and
+  // exclusive SYSTEM CPUs out of each, a pool they empty kept without its cpuset, as
+  // koordlet's removeNodeReservedCPUs / removeSystemQOSCPUs leave it.
+  auto carve = [&](std::vector<CpuSharePool> pools) {
+    for (CpuSharePool& p : pools) {
+      std::erase_if(p.cpus, [&](int id) {
+        return std::binary_search(nodeReserved.begin(), nodeReserved.end(), id) ||
+               std::binary_search(systemExclusive.begin(), systemExclusive.end(), id);
+      });
     }
-  }
-  out.rule.sharePools = poolsOf(ls, byId);
-  out.rule.beSharePools = poolsOf(be, byId);
+    return pools;
+  };
+  out.rule.sharePools = carve(poolsOf(ls, byId));
+  out.rule.beSharePools = carve(poolsOf(be, byId));
   out.rule.kubeletPolicy = in.kubelet.cpuManagerPolicy;
 
   auto& anno = out.content.annotations;

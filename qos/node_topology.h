@@ -4,8 +4,8 @@
 // the node's reservations and the pods, as koordlet does (reference koordlet.md §4.10,
 // §5.3; statesinformer's node topology). Pure: the agent gathers the inputs.
 //
-// Annotations (values as Go's json.Marshal prints them: field order, omitempty, and
-// "null" for an empty list):
+// Annotations (values as Go's json.Marshal prints them: field order, omitempty, "null"
+// for an absent list, as koordlet's values are):
 //   node.koordinator.sh/cpu-topology   {"detail":[{"id","core","socket","node"}...]}, by id.
 //       "core" and "socket" are lscpu's logical ids (koordlet reads `lscpu -e`; see
 //       lscpuTopology below), and so are the sockets everywhere else here.
@@ -14,14 +14,16 @@
 //   node.koordinator.sh/cpu-shared-pools     [{"socket","node","cpuset"}...] per NUMA node:
 //       every CPU minus any pod's resource-status cpuset, minus the CPUs the kubelet's
 //       static policy pinned (pod-cpu-allocs), minus the node reservation's reservedCPUs,
-//       minus the exclusive SYSTEM-QoS cpuset; sorted by socket, then node.
+//       minus the exclusive SYSTEM-QoS cpuset; sorted by socket, then node; a pool the
+//       reservation empties stays, without "cpuset"; no pool at all: [].
 //   node.koordinator.sh/be-cpu-shared-pools  the same, but only LSE pods' cpusets removed.
 //   kubelet.koordinator.sh/cpu-manager-policy {"policy","options","reservedCPUs"}
 //   node.koordinator.sh/pod-cpu-allocs [{"namespace","name","uid","cpuset",
 //       "managedByKubelet":true}...] (static policy only), by uid.
 //   node.koordinator.sh/reservation, node.koordinator.sh/system-qos-resource: copies of
 //       what the node keeps, reservedCPUs normalised (or, with only resources.cpu,
-//       chosen by topology as the kubelet does); "null" for no system-qos resource.
+//       chosen by topology); {} for no reservation or system-qos resource. The
+//       system-qos cpuset is held to the node's online CPUs (others: a warning).
 // Zones: one per NUMA node, cpu (its CPU count), memory (its MemTotal), hugepages-1Gi
 // and hugepages-2Mi (0: HugePageReport is not implemented).
 // Topology policy: the kubelet's topologyManagerPolicy × topologyManagerScope.

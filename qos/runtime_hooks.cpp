@@ -259,6 +259,14 @@ Status cpusetAllocator(const HookPod& pod, const HookContainer* container, const
     return Ok{};
   }
   if (container == nullptr) return Ok{};
+  // Kube BestEffort: cleared, CPU suppress decides where BE runs. BE pods are CPU
+  // suppress's too. Both before the pool rules (koordlet tests them after): a pool on
+  // a pod under a narrowed besteffort dir is refused by cgroup v1.
+  if (pod.kubeQos == KubeQos::kBestEffort) {
+    out.cpuset = "";
+    return Ok{};
+  }
+  if (pod.qosWithDefault() == KoordQos::kBE) return Ok{};
   const CpuSetRule* rule = ctx.cpusetRule.get();
   if (rule != nullptr && status != pod.annotations.end() && pod.rawQos != KoordQos::kBE) {
     auto nodes = numaNodesWithCpu(status->second);
@@ -274,11 +282,6 @@ Status cpusetAllocator(const HookPod& pod, const HookContainer* container, const
   }
   if (rule != nullptr && pod.rawQos == KoordQos::kLS) {
     out.cpuset = renderCpuList(rule->allShareCpus());
-    return Ok{};
-  }
-  // Kube BestEffort: cleared, CPU suppress decides where BE runs.
-  if (pod.kubeQos == KubeQos::kBestEffort) {
-    out.cpuset = "";
     return Ok{};
   }
   if (rule != nullptr && rule->kubeletPolicy != "static") {

@@ -21,14 +21,16 @@
 //   CPUSetAllocator  (§4.10) scheduling.koordinator.sh/resource-status {"cpuset": "..."}
 //                    non-empty: that cpuset on the container, and cfs quota -1 on
 //                    pod and container unless --disable-unset-cpu-quota. Else, for a
-//                    container, with the node's share pools known (HookContext::
+//                    container: kube BestEffort: cpuset "" (cleared; CPU suppress
+//                    owns them); other BE pods (QoS with default): nothing (suppress's).
+//                    Then, with the node's share pools known (HookContext::
 //                    cpusetRule), the first that applies: a NUMA-aware allocation
 //                    (resource-status numaNodeResources with cpu or batch-cpu) of a
 //                    non-BE pod: the pools of those NUMA nodes; QoS SYSTEM with a
 //                    system-qos cpuset: that cpuset; QoS LS (the label): every pool;
-//                    kube BestEffort: "" (cleared; CPU suppress owns them); a static
-//                    kubelet CPU manager: nothing (the kubelet's cpuset stays); else
-//                    every pool. QoS here is the koordinator.sh/qosClass label alone.
+//                    a static kubelet CPU manager: nothing (the kubelet's cpuset
+//                    stays); else every pool. QoS here is the koordinator.sh/qosClass
+//                    label alone.
 //   Resctrl          the pod's class group (LSR for LSE/LSR, LS, BE: qosWithDefault)
 //                    when that class's resctrlQOS is enabled and resctrl is ready;
 //                    not for pods annotated node.koordinator.sh/resctrl.
@@ -41,8 +43,11 @@
 //                    snapshot; needs the kubelet's pod (HookPod::kubelet), else skipped.
 // Pods labelled runtimeproxy.koordinator.sh/skip-hookserver=true get nothing.
 //
-// Departures: BE pools (BECPUManager) are not used; cfs quotas are at least 1000 µs (the
-// kernel refuses less; kubelet's MilliCPUToQuota does the same); the CPU
+// Departures: BE pools (BECPUManager) are not used; kube-BestEffort and BE pods are
+// decided before the pool rules (koordlet: after), so NRI agrees with the reconciler,
+// which leaves BE cpusets to CPU suppress, and no pool lands under a besteffort dir
+// suppress narrowed (cgroup v1 refuses a child cpuset outside its parent's); cfs quotas are at
+// least 1000 µs (the kernel refuses less; kubelet's MilliCPUToQuota does the same); the CPU
 // normalization ratio is not applied.
 #pragma once
 

@@ -4,6 +4,7 @@
 // kubeadm kubelet's /configz (tests/fixtures/kubelet/configz/).
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -159,4 +160,18 @@ TEST_CASE("a malformed /configz or checkpoint names the field", "[kubelet_config
   REQUIRE(ok.ok());
   CHECK(ok->entries.at("u").at("a") == "4-5");
   CHECK(ok->defaultCpuSet == "0-3");
+}
+
+TEST_CASE("an absent checkpoint pins nothing; an unreadable or bad one is an error",
+          "[kubelet_config]") {
+  auto absent = readCpuManagerCheckpoint(makeError("cpu_manager_state: gone", ENOENT), "f");
+  REQUIRE(absent.ok());
+  CHECK_FALSE(absent->has_value());
+  CHECK_FALSE(readCpuManagerCheckpoint(makeError("f: Permission denied", EACCES), "f").ok());
+  auto bad = readCpuManagerCheckpoint(Result<std::string>(std::string("{\"entries\":7}")), "f");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == "f: entries: got a number");
+  auto good = readCpuManagerCheckpoint(Result<std::string>(std::string("{}")), "f");
+  REQUIRE(good.ok());
+  CHECK(good->has_value());
 }

@@ -37,7 +37,7 @@ struct Fixture {
     cc.api.server = server.url();
     cc.qps = 0;
     client = std::make_unique<ApiClient>(io, cc, clock);
-    reporter = std::make_unique<TopologyReporter>(*client, "rig-node", clock, failures);
+    reporter = std::make_unique<TopologyReporter>(*client, "rig-node", backoffClock, failures);
   }
   ~Fixture() {
     reporter.reset();
@@ -58,6 +58,7 @@ struct Fixture {
   TestApiServer server;
   boost::asio::io_context io;
   SystemClock clock;
+  ManualClock backoffClock;  // the reporter's: its back-off, stepped by the test
   FailureLog failures{clock};
   std::unique_ptr<ApiClient> client;
   std::unique_ptr<TopologyReporter> reporter;
@@ -137,15 +138,45 @@ TEST_CASE("a conflict re-reads and writes once; a deleted object is created agai
   CHECK(f.reporter->failed() == 0);
 }
 
-TEST_CASE("a refused write fails the sync, named, and the next sync tries again",
+TEST_CASE("a deletion right after our create is believed at the second sync",
+          "[topology-reporter]") {
+  Fixture f;
+  f.syncOnce(std::nullopt, content("0-3"));
+  REQUIRE(f.server.remove("noderesourcetopologies", "rig-node"));
+  f.syncOnce(std::nullopt, content("0-3"));  // could be the informer lagging: trusted once
+  CHECK(f.reporter->creates() == 1);
+  f.syncOnce(std::nullopt, content("0-3"));  // still absent: it is gone
+  CHECK(f.reporter->creates() == 2);
+  CHECK(f.stored());
+}
+
+TEST_CASE("a failing sync backs off 3 s doubling, and a new content or success ends it",
           "[topology-reporter]") {
   Fixture f;
   f.server.stop();
   f.syncOnce(std::nullopt, content("0-3"));
   CHECK(f.reporter->failed() == 1);
   CHECK(f.reporter->lastError().rfind("POST noderesourcetopologies: ", 0) == 0);
+  CHECK_FALSE(f.reporter->sync(std::nullopt, content("0-3"), "node-uid"));  // backing off
+  f.backoffClock.advance(3s);
+  f.syncOnce(std::nullopt, content("0-3"));  // fails again: now 6 s
+  CHECK(f.reporter->failureStreak() == 2);
+  f.backoffClock.advance(3s);
+  CHECK_FALSE(f.reporter->sync(std::nullopt, content("0-3"), "node-uid"));
+  f.backoffClock.advance(3s);
   f.server.start();
   f.syncOnce(std::nullopt, content("0-3"));
   CHECK(f.reporter->creates() == 1);
+  CHECK(f.reporter->failureStreak() == 0);
   CHECK(f.reporter->lastError().empty());
+  // Far into a streak the wait stays at 5 min.
+  f.server.stop();
+  for (int i = 0; i < 12; ++i) {
+    f.backoffClock.advance(TopologyReporter::kMaxBackoff);
+    f.syncOnce(f.stored(), content(i % 2 == 0 ? "1-3" : "1-2"));
+  }
+  CHECK(f.reporter->retryAt() - f.backoffClock.now() == TopologyReporter::kMaxBackoff);
+  // A new content does not wait for the back-off.
+  CHECK(f.reporter->sync(f.stored(), content("2-3"), "node-uid"));
+  REQUIRE(runUntil(f.io, [&] { return !f.reporter->inFlight(); }));
 }

@@ -52,7 +52,8 @@ TEST_CASE("the captures' NUMA memory and basic info", "[node_hardware]") {
   auto topo = readCpuTopology(capture("arm-128cpu-2socket-4numa"));
   REQUIRE(topo.ok());
   const CpuBasicInfo armInfo = readCpuBasicInfo(capture("arm-128cpu-2socket-4numa"), *topo);
-  CHECK(armInfo.cpuModel.empty());  // arm64's cpuinfo names no model
+  CHECK(armInfo.cpuModel == "unknown");  // arm64's cpuinfo names no model: koordlet's word
+  CHECK(armInfo.vendorId == "unknown");
   CHECK_FALSE(armInfo.hyperThreadEnabled);
   CHECK_FALSE(armInfo.turboEnabled);
   // No node directory at all: empty, the caller uses /proc/meminfo.

@@ -408,7 +408,7 @@ for l in app.kubernetes.io/name app.kubernetes.io/instance; do
     "$(jp "$SM" "{.spec.selector.matchLabels.$k}")"
 done
 expect "all: cluster role (fine-grained kubelet authz)" "$(jp "$A/clusterrole.yaml" '{.rules}')" \
-  "[$API_RULES,"'{"apiGroups":[""],"resources":["nodes/pods"],"verbs":["get"]}]'
+  "[$API_RULES,"'{"apiGroups":[""],"resources":["nodes/pods","nodes/configz"],"verbs":["get"]}]'
 check_args all 0
 grep -q '"cpuSuppressThresholdPercent": 55' "$A/check.out" || fail "all: threshold 55 not in the parsed config"
 grep -q '"cpuSuppressPolicy": "cfsQuota"' "$A/check.out" || fail "all: policy cfsQuota not in the parsed config"

@@ -130,8 +130,9 @@ TEST_CASE("annotations are Go's json.Marshal text: field order, omitted empties 
   CHECK(a.at(kAnnoCpuManagerPolicy) == R"({"policy":"none"})");
   CHECK(a.at(kAnnoPodCpuAllocs) == "null");
   CHECK(a.at(kAnnoNodeReservation) == "{}");
-  CHECK(a.at(kAnnoSystemQosResource) == "null");
-  CHECK(a.at(kAnnoCpuBasicInfo) == "{}");  // no cpuinfo, smt or resctrl in this capture
+  CHECK(a.at(kAnnoSystemQosResource) == "{}");
+  // No cpuinfo, smt or resctrl in this capture: koordlet's "unknown" model and vendor.
+  CHECK(a.at(kAnnoCpuBasicInfo) == R"({"cpuModel":"unknown","vendorID":"unknown"})");
   CHECK(nrt->content.topologyPolicy == "None");
 }
 
@@ -216,6 +217,23 @@ TEST_CASE("reserved and exclusive SYSTEM CPUs leave both pools; a bad pod annota
   CHECK(pool == "0-2,4-9,12-23,28-40,42,44,46-47");
   CHECK(anno(*nrt, kAnnoBeCpuSharedPools)[0].at("cpuset") == pool);
   CHECK(nrt->rule.systemQosCpus == std::vector<int>{10, 11});
+
+  // A reservation that empties a pool keeps it, without a cpuset, as koordlet prints it.
+  in.reservationJson = R"({"reservedCPUs":"0-47"})";
+  auto emptied = computeNodeTopology(in);
+  REQUIRE(emptied.ok());
+  CHECK(emptied->content.annotations.at(kAnnoCpuSharedPools) == R"([{"socket":0,"node":0}])");
+  CHECK(emptied->rule.allShareCpus().empty());
+  in.reservationJson = R"({"resources":{"cpu":"2"}})";
+
+  // A SYSTEM cpuset naming CPUs the node lacks is held to the node's, with a warning.
+  in.systemQosResourceJson = R"({"cpuset":"46-50"})";
+  auto beyond = computeNodeTopology(in);
+  REQUIRE(beyond.ok());
+  CHECK(beyond->rule.systemQosCpus == std::vector<int>{46, 47});
+  REQUIRE(beyond->warnings.size() == 2);
+  CHECK(beyond->warnings[0] ==
+        "system-qos-resource: cpuset: CPUs 48-50 are not online on this node, left out");
 
   in.systemQosResourceJson = R"({"cpuset":"10-11","cpusetExclusive":false})";
   auto shared = computeNodeTopology(in);

@@ -309,11 +309,17 @@ TEST_CASE("with share pools each pod kind gets koordlet's cpuset rule", "[hooks]
   // SYSTEM: the system-qos cpuset.
   const HookPod sys = hookPod(lsPod(KubeQos::kBurstable, KoordQos::kSystem, 2000));
   CHECK(forContainer(sys, c.ctx, 0).cpuset == "6-7");
-  // Kube BestEffort: cleared, whatever its label.
-  Pod be = lsPod(KubeQos::kBestEffort, KoordQos::kBE, 0);
-  be.containers[0].limits = {};
-  be.containers[0].requests = {};
-  CHECK(forContainer(hookPod(be), c.ctx, 0).cpuset == "");
+  // Kube BestEffort: cleared, whatever its label (LS too: a pool under a besteffort
+  // dir CPU suppress narrowed would be refused on cgroup v1).
+  for (KoordQos label : {KoordQos::kBE, KoordQos::kLS, KoordQos::kSystem}) {
+    Pod be = lsPod(KubeQos::kBestEffort, label, 0);
+    be.containers[0].limits = {};
+    be.containers[0].requests = {};
+    CHECK(forContainer(hookPod(be), c.ctx, 0).cpuset == "");
+  }
+  // A BE pod the kubelet runs as Burstable: CPU suppress's, nothing from the hook.
+  CHECK_FALSE(
+      forContainer(hookPod(lsPod(KubeQos::kBurstable, KoordQos::kBE, 2000)), c.ctx, 0).cpuset);
   // Unlabelled Guaranteed or Burstable pods: every pool under policy none...
   const HookPod plain = hookPod(lsPod(KubeQos::kGuaranteed, KoordQos::kNone, 2000));
   CHECK(forContainer(plain, c.ctx, 0).cpuset == "0-5,8-9");
