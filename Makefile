@@ -67,6 +67,7 @@ bench: build
 	./$(BUILD)/bench/node_metric_bench 20 110 500
 	./$(BUILD)/bench/api_steady $(BUILD)/agent/koordlet tests/fixtures $${API_SECONDS:-600}
 	./$(BUILD)/bench/evict_latency $(BUILD)/agent/koordlet $${EVICT_RUNS:-5}
+	./$(BUILD)/bench/node_topology_bench tests/fixtures 2000 110 500
 
 # Rewrites README's generated flag and metric reference from the code.
 docs: build
