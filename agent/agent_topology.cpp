@@ -6,8 +6,8 @@
 // NodeTopologyReport is on (created, then updated only when it changes), and to
 // /config always.
 //
-// The kubelet's configuration: /configz is read at start and every kConfigzEvery
-// (it changes only when the kubelet restarts). Until it has answered, nothing is
+// The kubelet's configuration: /configz is read once the pod list has come, then
+// every kConfigzEvery (it changes only when the kubelet restarts). Until it has answered, nothing is
 // computed: a static kubelet's pinned CPUs must not be handed to others as pools
 // (koordlet reports nothing either without /configz). With
 // --disable-query-kubelet-config (or the read-only port, which has no /configz) the
@@ -130,7 +130,9 @@ void Agent::syncTopology() {
           ? std::chrono::nanoseconds(kConfigzEvery)
           : std::min<std::chrono::nanoseconds>(
                 kConfigzEvery, std::chrono::seconds(3) * (1LL << std::min(configzFailures_, 5)));
-  if (configzClient_ &&
+  // Only once the pod list has come: a kubelet the pod sync cannot reach is already
+  // reported (once) by it, and the topology waits for the pods anyway.
+  if (configzClient_ && podsVersion_ > 0 &&
       (lastConfigzAsk_ == Clock::Monotonic{} || clock_->now() - lastConfigzAsk_ >= configzWait)) {
     fetchConfigz();
   }
@@ -141,16 +143,16 @@ void Agent::syncTopology() {
   }
   // As koordlet waits for its informers: pools computed without the pods (their
   // pinned CPUs) or the Node (its reservation) would hand out CPUs that are taken.
-  if (!kubeletCpu_) {
-    topologyOff_ = "waiting for the kubelet's /configz";
-    return;
-  }
   if (opts_.kubeletSyncInterval.count() <= 0) {
     topologyOff_ = "no pods (--kubelet-sync-interval <= 0): their pinned CPUs are unknown";
     return;
   }
   if (podsVersion_ == 0) {
     topologyOff_ = "waiting for the kubelet's pod list";
+    return;
+  }
+  if (!kubeletCpu_) {
+    topologyOff_ = "waiting for the kubelet's /configz";
     return;
   }
   if (cluster_ && !nodeInfo_) {
