@@ -7,9 +7,9 @@
 // /config always.
 //
 // The kubelet's configuration: /configz is read once the pod list has come, then
-// every kConfigzEvery (it changes only when the kubelet restarts). Until it has answered, nothing is
-// computed: a static kubelet's pinned CPUs must not be handed to others as pools
-// (koordlet reports nothing either without /configz). With
+// every kConfigzEvery (it changes only when the kubelet restarts). Until it has answered, nothing
+// is computed: a static kubelet's pinned CPUs must not be handed to others as pools (koordlet
+// reports nothing either without /configz). With
 // --disable-query-kubelet-config (or the read-only port, which has no /configz) the
 // policy is --kubelet-cpu-manager-policy's.
 #include "agent/agent.h"

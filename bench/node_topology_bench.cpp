@@ -57,9 +57,8 @@ int main(int argc, char** argv) {
       p.koordQos = KoordQos::kLS;
       if (i % 10 == 0 && pinned < 60) {  // two CPUs each, up to 120 of the 128
         p.koordQos = KoordQos::kLSR;
-        p.annotations[kResourceStatusAnnotation] =
-            R"({"cpuset":")" + std::to_string(2 * pinned) + "-" + std::to_string(2 * pinned + 1) +
-            R"("})";
+        p.annotations[kResourceStatusAnnotation] = R"({"cpuset":")" + std::to_string(2 * pinned) +
+                                                   "-" + std::to_string(2 * pinned + 1) + R"("})";
         ++pinned;
       }
     }
