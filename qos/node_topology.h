@@ -25,7 +25,8 @@
 //       chosen by topology); {} for no reservation or system-qos resource. The
 //       system-qos cpuset is held to the node's online CPUs (others: a warning).
 // Zones: one per NUMA node, cpu (its CPU count), memory (its MemTotal), hugepages-1Gi
-// and hugepages-2Mi (0: HugePageReport is not implemented).
+// and hugepages-2Mi always "0", as koordlet reports them with its HugePageReport gate
+// off (the gate has no effect here, said at start).
 // Topology policy: the kubelet's topologyManagerPolicy × topologyManagerScope.
 //
 // Departures (decisions): only online CPUs are listed (koordlet's lscpu also lists

@@ -10,18 +10,6 @@
 
 using namespace koord;
 
-namespace {
-
-HostPaths capture(const std::string& name) {
-  HostPaths paths;
-  paths.sysRoot = test::fixturePath("sysfs/" + name);
-  paths.procRoot = test::fixturePath("sysfs/" + name + "/proc");
-  paths.sysFsRoot = test::fixturePath("sysfs/" + name + "/no-such-dir");
-  return paths;
-}
-
-}  // namespace
-
 TEST_CASE("a node's meminfo gives its MemTotal in bytes; bad text is named", "[node_hardware]") {
   CHECK(*parseNodeMemTotal("Node 0 MemTotal:       131732940 kB\nNode 0 MemFree: 1 kB\n") ==
         131732940LL * 1024);
@@ -45,19 +33,20 @@ TEST_CASE("cpuinfo gives the first model name and vendor, arm64's spelling too",
 }
 
 TEST_CASE("the captures' NUMA memory and basic info", "[node_hardware]") {
-  auto arm = readNumaMemory(capture("arm-128cpu-2socket-4numa"));
+  auto arm = readNumaMemory(test::sysfsCapture("arm-128cpu-2socket-4numa"));
   REQUIRE(arm.ok());
   REQUIRE(arm->size() == 4);
   CHECK(arm->at(0) == 131732940LL * 1024);
-  auto topo = readCpuTopology(capture("arm-128cpu-2socket-4numa"));
+  auto topo = readCpuTopology(test::sysfsCapture("arm-128cpu-2socket-4numa"));
   REQUIRE(topo.ok());
-  const CpuBasicInfo armInfo = readCpuBasicInfo(capture("arm-128cpu-2socket-4numa"), *topo);
+  const CpuBasicInfo armInfo =
+      readCpuBasicInfo(test::sysfsCapture("arm-128cpu-2socket-4numa"), *topo);
   CHECK(armInfo.cpuModel == "unknown");  // arm64's cpuinfo names no model: koordlet's word
   CHECK(armInfo.vendorId == "unknown");
   CHECK_FALSE(armInfo.hyperThreadEnabled);
   CHECK_FALSE(armInfo.turboEnabled);
   // No node directory at all: empty, the caller uses /proc/meminfo.
-  auto none = readNumaMemory(capture("aws-graviton2"));
+  auto none = readNumaMemory(test::sysfsCapture("aws-graviton2"));
   REQUIRE(none.ok());
   CHECK(none->empty());
 }

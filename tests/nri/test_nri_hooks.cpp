@@ -477,15 +477,41 @@ Values fromAdjustment(const api::LinuxResources& r) {
   return v;
 }
 
-}  // namespace
-
-TEST_CASE("for the kubelet's pods NRI answers each container what the reconciler writes to it",
-          "[nri-hooks]") {
+// The kubelet capture the parity tests colocate on.
+std::vector<Pod> capturedPods() {
   auto text = readFile(test::fixturePath("kubelet/k8s-1.28/pods.json"));
   REQUIRE(text.ok());
   auto parsed = parsePodList(*text);
   REQUIRE(parsed.ok());
-  std::vector<Pod> pods = std::move(*parsed);
+  return std::move(*parsed);
+}
+
+// What the reconciler writes for these pods, by cgroup dir, as file -> text.
+std::map<std::string, Values> reconcilerWrites(const std::vector<Pod>& pods,
+                                               const CgroupLayout& layout, const HookContext& ctx) {
+  const HookReconcileResult rec = reconcileHooks(snapshotOf(pods, layout), ctx);
+  CHECK(rec.errors.empty());
+  std::map<std::string, Values> written;
+  for (const CgroupWrite& w : rec.writes) {
+    written[w.dir][knobSpec(w.knob).name] = renderKnob(w.knob, CgroupVersion::kV1, w.value);
+  }
+  return written;
+}
+
+// What NRI answers for the container's CreateContainer under that cgroup parent.
+Values nriValues(NriHooks& hooks, const Pod& p, const Container& c, const std::string& parent) {
+  api::PodSandbox sandbox = nriPod(p.uid, p.name, parent, p.labels, p.annotations);
+  sandbox.set_namespace_(p.ns);
+  auto resp = hooks.createContainer(createReq(sandbox, nriContainerFor(c)));
+  REQUIRE(resp.ok());
+  return fromAdjustment(adjusted(*resp));
+}
+
+}  // namespace
+
+TEST_CASE("for the kubelet's pods NRI answers each container what the reconciler writes to it",
+          "[nri-hooks]") {
+  std::vector<Pod> pods = capturedPods();
   // Colocation on top of a real node's pods: a BE batch pod, an LSR pod bound to
   // CPUs, a BE pod whose batch values come from the annotation only.
   int marked = 0;
@@ -521,12 +547,7 @@ TEST_CASE("for the kubelet's pods NRI answers each container what the reconciler
   HookStateStore store;
   store.publish(state);
   NriHooks hooks(store, nullptr, FailurePolicy::kFail);
-  const HookReconcileResult rec = reconcileHooks(snapshotOf(pods, layout), state->context);
-  CHECK(rec.errors.empty());
-  std::map<std::string, Values> written;
-  for (const CgroupWrite& w : rec.writes) {
-    written[w.dir][knobSpec(w.knob).name] = renderKnob(w.knob, CgroupVersion::kV1, w.value);
-  }
+  const auto written = reconcilerWrites(pods, layout, state->context);
 
   size_t compared = 0, nonEmpty = 0;
   bool systemd = false;
@@ -537,11 +558,7 @@ TEST_CASE("for the kubelet's pods NRI answers each container what the reconciler
       systemd = !systemd;  // both parent forms
       const std::string parent =
           systemd ? systemdParent(p.kubeQos, p.uid) : cgroupfsParent(p.kubeQos, p.uid);
-      api::PodSandbox sandbox = nriPod(p.uid, p.name, parent, p.labels, p.annotations);
-      sandbox.set_namespace_(p.ns);
-      auto resp = hooks.createContainer(createReq(sandbox, nriContainerFor(c)));
-      REQUIRE(resp.ok());
-      const Values nri = fromAdjustment(adjusted(*resp));
+      const Values nri = nriValues(hooks, p, c, parent);
       const std::string dir =
           *layout.containerDir(layout.podDir(p.kubeQos, p.uid), c.runtime, c.id);
       const Values cgroup = written.count(dir) ? written.at(dir) : Values{};
@@ -640,11 +657,7 @@ TEST_CASE("runtime cpu values that overflow milli-cores are refused and counted,
 }
 
 TEST_CASE("with share pools NRI and the reconciler give an LS pod the same cpuset", "[nri-hooks]") {
-  auto text = readFile(test::fixturePath("kubelet/k8s-1.28/pods.json"));
-  REQUIRE(text.ok());
-  auto parsed = parsePodList(*text);
-  REQUIRE(parsed.ok());
-  std::vector<Pod> pods = std::move(*parsed);
+  std::vector<Pod> pods = capturedPods();
   std::string lsName;
   for (Pod& p : pods) {
     if (p.active() && p.kubeQos == KubeQos::kBurstable && lsName.empty()) {
@@ -664,23 +677,13 @@ TEST_CASE("with share pools NRI and the reconciler give an LS pod the same cpuse
   HookStateStore store;
   store.publish(state);
   NriHooks hooks(store, nullptr, FailurePolicy::kFail);
-  const HookReconcileResult rec = reconcileHooks(snapshotOf(pods, layout), state->context);
-  CHECK(rec.errors.empty());
-  std::map<std::string, Values> written;
-  for (const CgroupWrite& w : rec.writes) {
-    written[w.dir][knobSpec(w.knob).name] = renderKnob(w.knob, CgroupVersion::kV1, w.value);
-  }
+  const auto written = reconcilerWrites(pods, layout, state->context);
   size_t pooled = 0, lsContainers = 0;
   for (const Pod& p : pods) {
     if (!p.active()) continue;
     for (const Container& c : p.containers) {
       if (c.id.empty()) continue;
-      api::PodSandbox sandbox =
-          nriPod(p.uid, p.name, systemdParent(p.kubeQos, p.uid), p.labels, p.annotations);
-      sandbox.set_namespace_(p.ns);
-      auto resp = hooks.createContainer(createReq(sandbox, nriContainerFor(c)));
-      REQUIRE(resp.ok());
-      const Values nri = fromAdjustment(adjusted(*resp));
+      const Values nri = nriValues(hooks, p, c, systemdParent(p.kubeQos, p.uid));
       const std::string dir =
           *layout.containerDir(layout.podDir(p.kubeQos, p.uid), c.runtime, c.id);
       const Values cgroup = written.count(dir) ? written.at(dir) : Values{};

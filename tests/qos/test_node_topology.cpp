@@ -21,16 +21,8 @@ using nlohmann::json;
 
 namespace {
 
-HostPaths capture(const std::string& name) {
-  HostPaths paths;
-  paths.sysRoot = test::fixturePath("sysfs/" + name);
-  paths.procRoot = test::fixturePath("sysfs/" + name + "/proc");
-  paths.sysFsRoot = test::fixturePath("sysfs/" + name + "/no-such-dir");
-  return paths;
-}
-
 CpuTopology readTopology(const std::string& name) {
-  auto topo = readCpuTopology(capture(name));
+  auto topo = readCpuTopology(test::sysfsCapture(name));
   INFO((topo ? std::string() : topo.error().message));
   REQUIRE(topo.ok());
   return *topo;
@@ -118,7 +110,7 @@ TEST_CASE("annotations are Go's json.Marshal text: field order, omitted empties 
           "[node_topology]") {
   const CpuTopology topo = readTopology("aws-graviton2");  // CPUs 1 and 3 usable
   NodeTopologyInputs in = inputsFor(topo);
-  in.basicInfo = readCpuBasicInfo(capture("aws-graviton2"), topo);
+  in.basicInfo = readCpuBasicInfo(test::sysfsCapture("aws-graviton2"), topo);
   auto nrt = computeNodeTopology(in);
   REQUIRE(nrt.ok());
   const auto& a = nrt->content.annotations;
@@ -140,7 +132,7 @@ TEST_CASE("the hybrid capture's basic info has its model, vendor, SMT and turbo"
           "[node_topology]") {
   const CpuTopology topo = readTopology("intel-hybrid-i7-1370p");
   NodeTopologyInputs in = inputsFor(topo);
-  in.basicInfo = readCpuBasicInfo(capture("intel-hybrid-i7-1370p"), topo);
+  in.basicInfo = readCpuBasicInfo(test::sysfsCapture("intel-hybrid-i7-1370p"), topo);
   auto nrt = computeNodeTopology(in);
   REQUIRE(nrt.ok());
   CHECK(nrt->content.annotations.at(kAnnoCpuBasicInfo) ==
@@ -150,7 +142,7 @@ TEST_CASE("the hybrid capture's basic info has its model, vendor, SMT and turbo"
 
 TEST_CASE("the 128-CPU capture has one zone per NUMA node with its CPUs and MemTotal",
           "[node_topology]") {
-  const HostPaths paths = capture("arm-128cpu-2socket-4numa");
+  const HostPaths paths = test::sysfsCapture("arm-128cpu-2socket-4numa");
   const CpuTopology topo = readTopology("arm-128cpu-2socket-4numa");
   NodeTopologyInputs in = inputsFor(topo);
   auto mem = readNumaMemory(paths);

@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "base/host_paths.h"
+
 namespace koord::test {
 
 class TempTree {
@@ -46,6 +48,16 @@ inline std::string fixturePath(const std::string& rel) {
   const char* dir = std::getenv("KOORDLET_FIXTURES");
   if (dir == nullptr) throw std::runtime_error("KOORDLET_FIXTURES is not set");
   return std::string(dir) + "/" + rel;
+}
+
+// The host roots of a sysfs capture under tests/fixtures/sysfs/<name>: its tree as the
+// sys root, its proc/ (cpuinfo, when captured) as the proc root, and no resctrl.
+inline HostPaths sysfsCapture(const std::string& name) {
+  HostPaths paths;
+  paths.sysRoot = fixturePath("sysfs/" + name);
+  paths.procRoot = paths.sysRoot + "/proc";
+  paths.sysFsRoot = paths.sysRoot + "/no-such-dir";
+  return paths;
 }
 
 }  // namespace koord::test
