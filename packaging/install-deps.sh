@@ -24,6 +24,9 @@ TEST_PACKAGES=(
   # the cgroup v2 rig (tests/rig/): qemu-system-x86 provides qemu-system-x86_64
   # (TCG needs no KVM), busybox-static and cpio build the VM's initramfs
   qemu-system-x86 busybox-static cpio
+  # the ASan+UBSan build and the fuzz targets (make test, make fuzz): clang and its
+  # libFuzzer runtime
+  clang libclang-rt-14-dev
   # benchmarks
   prometheus-node-exporter
   # packaging: make deb (dpkg-deb, dpkg-shlibdeps), the unit check (systemd-analyze),
