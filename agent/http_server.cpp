@@ -36,6 +36,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -79,6 +80,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uint16_t port() const { return port_; }
   void stop();
   const HttpStats& stats() const { return stats_; }
+  std::vector<unsigned> serveBytes(std::string_view bytes);
 
  private:
   friend class Connection;
@@ -92,6 +94,13 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   const HttpHandler* findRoute(std::string_view path, std::string_view* key) const;
   HttpResponse invoke(const HttpHandler& handler, std::string_view path);
   void countRequest(std::string_view key, unsigned status);
+  // The answer to a parsed request, counted; returns whether the connection stays open.
+  bool respond(const http::request<http::string_body>& req, http::response<http::string_body>& res);
+  // The answer to a request that failed to parse (400/413/431), counted; false when
+  // there is nobody to answer (the peer closed or reset mid-request). target: the
+  // request's target when its start line was parsed, else "".
+  bool respondToError(error_code ec, std::string_view target,
+                      http::response<http::string_body>& res);
 
   net::io_context& io_;
   HttpLimits limits_;
@@ -131,7 +140,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void waitForNextRequest();
   void onRequest(error_code ec);
   void onReadError(error_code ec);
-  void sendError(unsigned status, std::string_view body);
   void write(After after);
   void onWritten(error_code ec);
   void lingerClose();
@@ -204,69 +212,16 @@ void Connection::onRequest(error_code ec) {
     onReadError(ec);
     return;
   }
-  const auto& req = parser_->get();
-  std::string_view target = req.target();
-  target = target.substr(0, target.find('?'));
-  const bool head = req.method() == http::verb::head;
-  const bool get = req.method() == http::verb::get;
-
-  std::string_view key;
-  const HttpHandler* handler = server_->findRoute(target, &key);
-  HttpResponse out;
-  if (!get && !head) {
-    key = handler ? key : kOtherRoute;
-    out = HttpResponse{405, std::string(kTextPlain), "method not allowed\n"};
-  } else if (handler == nullptr) {
-    out = HttpResponse{404, std::string(kTextPlain), "404 page not found\n"};
-  } else {
-    out = server_->invoke(*handler, key);
-  }
-  server_->countRequest(key, out.status);
-
-  const bool keepAlive = req.keep_alive() && !server_->stopped_;
-  res_ = {};
-  res_.version(req.version());
-  res_.result(out.status);
-  if (!out.contentType.empty()) res_.set(http::field::content_type, out.contentType);
-  if (out.status == 405) res_.set(http::field::allow, "GET, HEAD");
-  res_.keep_alive(keepAlive);
-  // HEAD: the headers GET would send, Content-Length included, and no body.
-  res_.content_length(out.body.size());
-  if (!head) res_.body() = std::move(out.body);
+  const bool keepAlive = server_->respond(parser_->get(), res_);
   write(keepAlive ? After::kKeepAlive : After::kClose);
 }
 
 void Connection::onReadError(error_code ec) {
-  if (ec == http::error::header_limit) {
-    ++server_->stats_.rejectedTooLarge;
-    sendError(431, "request header fields too large\n");
-  } else if (ec == http::error::body_limit) {
-    ++server_->stats_.rejectedTooLarge;
-    sendError(413, "request body too large\n");
-  } else if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
-             ec.category() != http::make_error_code(http::error::bad_method).category()) {
-    // The peer closed or reset the connection: nobody to answer.
-    close();
-  } else {
-    ++server_->stats_.badRequests;
-    sendError(400, "bad request\n");
+  const std::string_view target = parser_ ? parser_->get().target() : std::string_view();
+  if (!server_->respondToError(ec, target, res_)) {
+    close();  // the peer closed or reset the connection: nobody to answer
+    return;
   }
-}
-
-void Connection::sendError(unsigned status, std::string_view body) {
-  // Counted under the route when the start line was parsed before the error (a 413,
-  // usually a 431), else under "other" (a 400, a start line over the header limit).
-  std::string_view key = kOtherRoute;
-  std::string_view target = parser_ ? parser_->get().target() : std::string_view();
-  if (!target.empty()) server_->findRoute(target.substr(0, target.find('?')), &key);
-  server_->countRequest(key, status);
-  res_ = {};
-  res_.version(11);
-  res_.result(status);
-  res_.set(http::field::content_type, kTextPlain);
-  res_.keep_alive(false);
-  res_.content_length(body.size());
-  res_.body() = std::string(body);
   write(After::kLinger);
 }
 
@@ -561,6 +516,114 @@ void ServerCore::countRequest(std::string_view key, unsigned status) {
   ++stats_.requests[{std::string(key), status}];
 }
 
+bool ServerCore::respond(const http::request<http::string_body>& req,
+                         http::response<http::string_body>& res) {
+  std::string_view target = req.target();
+  target = target.substr(0, target.find('?'));
+  const bool head = req.method() == http::verb::head;
+  const bool get = req.method() == http::verb::get;
+
+  std::string_view key;
+  const HttpHandler* handler = findRoute(target, &key);
+  HttpResponse out;
+  if (!get && !head) {
+    key = handler ? key : kOtherRoute;
+    out = HttpResponse{405, std::string(kTextPlain), "method not allowed\n"};
+  } else if (handler == nullptr) {
+    out = HttpResponse{404, std::string(kTextPlain), "404 page not found\n"};
+  } else {
+    out = invoke(*handler, key);
+  }
+  countRequest(key, out.status);
+
+  const bool keepAlive = req.keep_alive() && !stopped_;
+  res = {};
+  res.version(req.version());
+  res.result(out.status);
+  if (!out.contentType.empty()) res.set(http::field::content_type, out.contentType);
+  if (out.status == 405) res.set(http::field::allow, "GET, HEAD");
+  res.keep_alive(keepAlive);
+  // HEAD: the headers GET would send, Content-Length included, and no body.
+  res.content_length(out.body.size());
+  if (!head) res.body() = std::move(out.body);
+  return keepAlive;
+}
+
+bool ServerCore::respondToError(error_code ec, std::string_view target,
+                                http::response<http::string_body>& res) {
+  unsigned status = 400;
+  std::string_view body = "bad request\n";
+  if (ec == http::error::header_limit) {
+    ++stats_.rejectedTooLarge;
+    status = 431;
+    body = "request header fields too large\n";
+  } else if (ec == http::error::body_limit) {
+    ++stats_.rejectedTooLarge;
+    status = 413;
+    body = "request body too large\n";
+  } else if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+             ec.category() != http::make_error_code(http::error::bad_method).category()) {
+    return false;
+  } else {
+    ++stats_.badRequests;
+  }
+  // Counted under the route when the start line was parsed before the error (a 413,
+  // usually a 431), else under "other" (a 400, a start line over the header limit).
+  std::string_view key = kOtherRoute;
+  if (!target.empty()) findRoute(target.substr(0, target.find('?')), &key);
+  countRequest(key, status);
+  res = {};
+  res.version(11);
+  res.result(status);
+  res.set(http::field::content_type, kTextPlain);
+  res.keep_alive(false);
+  res.content_length(body.size());
+  res.body() = std::string(body);
+  return true;
+}
+
+// What a connection does with bytes it reads, from parsing to the serialized
+// responses, with every byte already read: need_more is the end of the input.
+std::vector<unsigned> ServerCore::serveBytes(std::string_view bytes) {
+  std::vector<unsigned> statuses;
+  beast::flat_buffer buffer;
+  const size_t n = bytes.size();
+  net::buffer_copy(buffer.prepare(n), net::buffer(bytes.data(), n));
+  buffer.commit(n);
+  while (buffer.size() > 0) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(
+        std::min<size_t>(limits_.maxHeaderBytes, std::numeric_limits<std::uint32_t>::max())));
+    parser.body_limit(static_cast<std::uint64_t>(limits_.maxBodyBytes));
+    error_code ec;
+    while (!parser.is_done()) {
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec == http::error::need_more || (!ec && used == 0)) {
+        ec = {};
+        parser.put_eof(ec);
+        if (!ec && !parser.is_done()) ec = http::error::partial_message;
+      }
+      if (ec) break;
+    }
+    http::response<http::string_body> res;
+    bool keepAlive = false;
+    if (ec) {
+      const std::string_view target =
+          parser.is_header_done() ? parser.get().target() : std::string_view();
+      if (!respondToError(ec, target, res)) break;
+    } else {
+      keepAlive = respond(parser.get(), res);
+    }
+    // Serialized as a connection writes it; a message Beast cannot frame throws here.
+    std::ostringstream wire;
+    wire << res;
+    statuses.push_back(res.result_int());
+    if (!keepAlive) break;
+  }
+  return statuses;
+}
+
 void ServerCore::stop() {
   if (stopped_) return;
   stopped_ = true;
@@ -598,5 +661,9 @@ uint16_t HttpServer::port() const { return impl_->port(); }
 void HttpServer::stop() { impl_->stop(); }
 
 const HttpStats& HttpServer::stats() const { return impl_->stats(); }
+
+std::vector<unsigned> HttpServer::serveBytes(std::string_view bytes) {
+  return impl_->serveBytes(bytes);
+}
 
 }  // namespace koord

@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/result.h"
 
@@ -69,6 +71,14 @@ class HttpServer {
   void stop();
 
   const HttpStats& stats() const;
+
+  // The request handling without a socket (the fuzz target, tests): the requests in
+  // `bytes`, as one connection would read them with nothing after, parsed with the
+  // server's limits, answered through its routes and serialized as it writes them;
+  // counted in stats(). Returns the response statuses in order. It ends where a
+  // connection would: after a reply that closes (an error reply, Connection:
+  // close), or at bytes that do not finish a request (no reply).
+  std::vector<unsigned> serveBytes(std::string_view bytes);
 
  private:
   struct Impl;

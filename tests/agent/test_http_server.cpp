@@ -715,5 +715,40 @@ TEST_CASE("stop closes open connections and lets io_context run return", "[http]
   CHECK_FALSE(late.connected());
 }
 
+TEST_CASE("serveBytes answers a connection's bytes as a socket would, with no socket", "[http]") {
+  boost::asio::io_context io;
+  HttpLimits limits;
+  limits.maxHeaderBytes = 512;
+  limits.maxBodyBytes = 8;
+  HttpServer server(io, limits);
+  server.route("/hello", [] { return HttpResponse{200, "text/plain", "hi"}; });
+  server.route("/throws", []() -> HttpResponse { throw std::runtime_error("boom"); });
+
+  // Pipelined keep-alive requests: each answered, in order, until Connection: close.
+  const std::string pipelined =
+      "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n"
+      "HEAD /hello?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+      "DELETE /hello HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /throws HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+      "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n";
+  CHECK(server.serveBytes(pipelined) == std::vector<unsigned>{200, 200, 404, 405, 500});
+  CHECK(server.stats().requests.at({"/hello", 200}) == 2);
+  CHECK(server.stats().requests.at({"other", 404}) == 1);
+
+  // The error replies end the connection: 413, 431, 400.
+  CHECK(server.serveBytes("POST /hello HTTP/1.1\r\nContent-Length: 9\r\n\r\n123456789") ==
+        std::vector<unsigned>{413});
+  CHECK(server.serveBytes("GET /hello HTTP/1.1\r\nX: " + std::string(600, 'a') + "\r\n\r\n") ==
+        std::vector<unsigned>{431});
+  CHECK(server.serveBytes("GARBAGE\r\n\r\nGET /hello HTTP/1.1\r\n\r\n") ==
+        std::vector<unsigned>{400});
+  CHECK(server.stats().rejectedTooLarge == 2);
+  CHECK(server.stats().badRequests == 1);
+  // A request cut short gets no reply, as a peer that closed mid-request.
+  CHECK(server.serveBytes("GET /hello HTTP/1.1\r\nHost:").empty());
+  CHECK(server.serveBytes("").empty());
+}
+
 }  // namespace
 }  // namespace koord
