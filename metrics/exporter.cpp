@@ -352,7 +352,10 @@ void setPsi(SweptGauges& gauges, const std::string& key, const prometheus::Label
     auto put = [&](const PressureLine& line, const char* degree) {
       const std::pair<const char*, double> windows[] = {
           {"avg10", line.avg10}, {"avg60", line.avg60}, {"avg300", line.avg300}};
-      for (const auto& [window, value] : windows) {
+      // Not a structured binding: clang 14 cannot capture one in the lambda below.
+      for (const auto& w : windows) {
+        const char* window = w.first;
+        const double value = w.second;
         k.assign(key).append("/").append(kPsiResourceNames[r]).append("/").append(degree);
         k.append("/").append(window).append(cpuFull ? "/t" : "/f");
         gauges.set(
@@ -548,7 +551,9 @@ void Exporter::recordResctrlMon(const std::vector<ResctrlMon>& samples) {
     }
     const std::pair<const char*, const std::optional<uint64_t>*> mbs[] = {
         {"mbm_local_bytes", &m.mbmLocalBytes}, {"mbm_total_bytes", &m.mbmTotalBytes}};
-    for (const auto& [type, value] : mbs) {
+    for (const auto& mb : mbs) {  // no structured binding: clang 14 cannot capture one
+      const char* type = mb.first;
+      const std::optional<uint64_t>* value = mb.second;
       if (!*value) continue;
       resctrlMb_.set(
           key + "/" + type,
