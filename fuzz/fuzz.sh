@@ -7,7 +7,10 @@
 #   fuzz.sh run <source root> <fuzz build dir> <seconds per target>
 #       libFuzzer on each target for that long, the corpus kept in
 #       <fuzz build dir>/corpus/<target>; prints execs/s and corpus size per target.
-#       The fuzz-brief test (a few seconds each) and `make fuzz` (FUZZ_SECONDS each).
+#       `make fuzz` (FUZZ_SECONDS each).
+#   fuzz.sh brief <source root> <fuzz build dir> <seconds per target>
+#       the same from the seeds alone, in a corpus thrown away after: the fuzz-brief
+#       test (3 s each), which must not slow down as the kept corpus grows.
 # Fails when a target crashes, leaks or hits undefined behaviour; its input is left in
 # <fuzz build dir>/artifacts/ (keep it under tests/fuzz/regressions/<target>/ once fixed).
 set -euo pipefail
@@ -49,12 +52,13 @@ case $mode in
       fi
     done
     ;;
-  run)
+  run | brief)
     mkdir -p "$dir/artifacts"
     printf '%-20s %10s %10s %8s %10s %6s\n' target execs execs/s corpus bytes cov
     for t in "${targets[@]}"; do
       name=$(basename "$t")
       corpus="$dir/corpus/$name"
+      [[ $mode == brief ]] && corpus="$work/corpus/$name"
       mkdir -p "$corpus"
       dirs=("$work/seeds/$name")
       reg="$src/tests/fuzz/regressions/$name"
@@ -79,7 +83,7 @@ case $mode in
     done
     ;;
   *)
-    echo "usage: fuzz.sh inputs|run <source root> <fuzz build dir> [seconds]" >&2
+    echo "usage: fuzz.sh inputs|run|brief <source root> <fuzz build dir> [seconds]" >&2
     exit 2
     ;;
 esac
