@@ -20,8 +20,8 @@ deps-build:
 $(BUILD)/build.ninja:
 	meson setup $(BUILD)
 
-# werror off here only: g++ 12 reports false -Wmaybe-uninitialized inside libstdc++'s
-# <regex> when sanitizers and optimisation combine; the plain build keeps -Werror.
+# werror off here only: sanitizers and optimisation combined bring false warnings
+# (g++ 12's -Wmaybe-uninitialized in <regex>); the plain build keeps -Werror.
 # -O1 with line tables only (-g1: file:line in reports, no variable info) and no
 # benchmarks: the sanitizer build compiles in about half the time of -O2 -g
 # (kube/api_client.cpp: 20 s against 38 s), which keeps CI inside its hour.
