@@ -20,6 +20,14 @@
 //   idle    between keep-alive requests: idleTimeout.
 //   linger  draining input after an error reply (see kLingerTime).
 //
+// Probe connections: a connection accepted while maxConnections are open is a probe
+// connection (it stays one for its life): a route registered as a probe is served on
+// it, anything else gets 503 with Connection: close. Accept pauses at
+// maxConnections + probeConnections.
+//
+// Bodies: a response is written from a shared, immutable string (SharedBody), so a
+// page a handler hands out as sharedBody is never copied per connection.
+//
 // Dispatch order: the method is checked before the path, so a method other than GET
 // or HEAD gets 405 (with Allow: GET, HEAD) on every path, known or not; this server
 // serves nothing but GET and HEAD, so the method is not allowed anywhere.
@@ -33,6 +41,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/optional.hpp>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -70,11 +79,38 @@ constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
 
 class Connection;
 
+// A Beast body whose value is a shared immutable string: writing sends its bytes in
+// place. Only ever written (the server reads requests into string_body).
+struct SharedBody {
+  using value_type = std::shared_ptr<const std::string>;
+  static std::uint64_t size(const value_type& v) { return v ? v->size() : 0; }
+
+  class writer {
+   public:
+    using const_buffers_type = net::const_buffer;
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& body) : body_(body) {}
+    void init(error_code& ec) { ec = {}; }
+    boost::optional<std::pair<const_buffers_type, bool>> get(error_code& ec) {
+      ec = {};
+      if (!body_ || body_->empty()) return boost::none;
+      return {{net::const_buffer(body_->data(), body_->size()), false}};
+    }
+
+   private:
+    const value_type& body_;
+  };
+};
+
 class ServerCore : public std::enable_shared_from_this<ServerCore> {
  public:
   ServerCore(net::io_context& io, HttpLimits limits);
 
-  void addRoute(std::string path, HttpHandler handler);
+  struct Route {
+    HttpHandler handler;
+    bool probe = false;
+  };
+  void addRoute(std::string path, HttpHandler handler, bool probe);
   Status listen(const std::string& addr);
   uint16_t port() const { return port_; }
   void stop();
@@ -88,14 +124,14 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void accept();
   void onAccept(error_code ec, tcp::socket socket);
   void onConnectionClosed(Connection* connection);
-  // Returns the handler for path (nullptr if none) and sets *key to the stats key.
-  const HttpHandler* findRoute(std::string_view path, std::string_view* key) const;
+  // Returns the route for path (nullptr if none) and sets *key to the stats key.
+  const Route* findRoute(std::string_view path, std::string_view* key) const;
   HttpResponse invoke(const HttpHandler& handler, std::string_view path);
   void countRequest(std::string_view key, unsigned status);
 
   net::io_context& io_;
   HttpLimits limits_;
-  std::map<std::string, HttpHandler, std::less<>> routes_;
+  std::map<std::string, Route, std::less<>> routes_;
   tcp::acceptor acceptor_;
   net::steady_timer acceptRetry_;
   Millis acceptBackoff_{0};
@@ -110,11 +146,12 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
 // One accepted socket: read a request, write the response, repeat while keep-alive.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ServerCore> server, tcp::socket socket)
+  Connection(std::shared_ptr<ServerCore> server, tcp::socket socket, bool probeOnly)
       : server_(std::move(server)),
         limits_(server_->limits_),
         socket_(std::move(socket)),
-        timer_(socket_.get_executor()) {}
+        timer_(socket_.get_executor()),
+        probeOnly_(probeOnly) {}
 
   void start() { readRequest(); }
   // Closes the socket, cancels the timer and tells the server. Idempotent. abortive
@@ -145,9 +182,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   After after_ = After::kClose;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
+  http::response<SharedBody> res_;
   size_t drained_ = 0;
   bool closed_ = false;
+  const bool probeOnly_;  // accepted past maxConnections: serves probe routes only
 };
 
 // ---- Connection ----
@@ -211,19 +249,25 @@ void Connection::onRequest(error_code ec) {
   const bool get = req.method() == http::verb::get;
 
   std::string_view key;
-  const HttpHandler* handler = server_->findRoute(target, &key);
+  const ServerCore::Route* route = server_->findRoute(target, &key);
   HttpResponse out;
+  bool busy = false;
   if (!get && !head) {
-    key = handler ? key : kOtherRoute;
+    key = route ? key : kOtherRoute;
     out = HttpResponse{405, std::string(kTextPlain), "method not allowed\n"};
-  } else if (handler == nullptr) {
+  } else if (route == nullptr) {
     out = HttpResponse{404, std::string(kTextPlain), "404 page not found\n"};
+  } else if (probeOnly_ && !route->probe) {
+    busy = true;
+    ++server_->stats_.rejectedBusy;
+    out = HttpResponse{503, std::string(kTextPlain),
+                       "server busy: every connection slot is taken; retry\n"};
   } else {
-    out = server_->invoke(*handler, key);
+    out = server_->invoke(route->handler, key);
   }
   server_->countRequest(key, out.status);
 
-  const bool keepAlive = req.keep_alive() && !server_->stopped_;
+  const bool keepAlive = req.keep_alive() && !server_->stopped_ && !busy;
   res_ = {};
   res_.version(req.version());
   res_.result(out.status);
@@ -231,8 +275,9 @@ void Connection::onRequest(error_code ec) {
   if (out.status == 405) res_.set(http::field::allow, "GET, HEAD");
   res_.keep_alive(keepAlive);
   // HEAD: the headers GET would send, Content-Length included, and no body.
-  res_.content_length(out.body.size());
-  if (!head) res_.body() = std::move(out.body);
+  if (!out.sharedBody) out.sharedBody = std::make_shared<const std::string>(std::move(out.body));
+  res_.content_length(out.sharedBody->size());
+  if (!head) res_.body() = std::move(out.sharedBody);
   write(keepAlive ? After::kKeepAlive : After::kClose);
 }
 
@@ -266,7 +311,7 @@ void Connection::sendError(unsigned status, std::string_view body) {
   res_.set(http::field::content_type, kTextPlain);
   res_.keep_alive(false);
   res_.content_length(body.size());
-  res_.body() = std::string(body);
+  res_.body() = std::make_shared<const std::string>(body);
   write(After::kLinger);
 }
 
@@ -340,8 +385,8 @@ ServerCore::ServerCore(net::io_context& io, HttpLimits limits)
   limits_.maxConnections = std::max<size_t>(limits_.maxConnections, 1);
 }
 
-void ServerCore::addRoute(std::string path, HttpHandler handler) {
-  routes_[std::move(path)] = std::move(handler);
+void ServerCore::addRoute(std::string path, HttpHandler handler, bool probe) {
+  routes_[std::move(path)] = Route{std::move(handler), probe};
 }
 
 namespace {
@@ -469,11 +514,12 @@ Status ServerCore::listen(const std::string& addr) {
   return Ok{};
 }
 
-// Keeps at most one accept outstanding, and none while maxConnections are open: the
-// kernel's listen backlog then holds further clients until a connection closes.
+// Keeps at most one accept outstanding, and none while maxConnections plus the probe
+// connections are open: the kernel's listen backlog then holds further clients until
+// a connection closes.
 void ServerCore::accept() {
   if (stopped_ || acceptPending_ || !acceptor_.is_open()) return;
-  if (connections_.size() >= limits_.maxConnections) return;
+  if (connections_.size() >= limits_.maxConnections + limits_.probeConnections) return;
   acceptPending_ = true;
   acceptor_.async_accept([self = shared_from_this()](error_code ec, tcp::socket socket) {
     self->onAccept(ec, std::move(socket));
@@ -507,7 +553,8 @@ void ServerCore::onAccept(error_code ec, tcp::socket socket) {
 
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  auto connection = std::make_shared<Connection>(shared_from_this(), std::move(socket));
+  const bool probeOnly = connections_.size() >= limits_.maxConnections;
+  auto connection = std::make_shared<Connection>(shared_from_this(), std::move(socket), probeOnly);
   connections_.emplace(connection.get(), connection);
   ++stats_.connectionsAccepted;
   stats_.connectionsOpen = connections_.size();
@@ -524,7 +571,7 @@ void ServerCore::onConnectionClosed(Connection* connection) {
   accept();  // resumes accepting if the limit had paused it
 }
 
-const HttpHandler* ServerCore::findRoute(std::string_view path, std::string_view* key) const {
+const ServerCore::Route* ServerCore::findRoute(std::string_view path, std::string_view* key) const {
   const auto it = routes_.find(path);
   if (it == routes_.end()) {
     *key = kOtherRoute;
@@ -587,8 +634,8 @@ HttpServer::HttpServer(boost::asio::io_context& io, HttpLimits limits)
 
 HttpServer::~HttpServer() { impl_->stop(); }
 
-void HttpServer::route(std::string path, HttpHandler handler) {
-  impl_->addRoute(std::move(path), std::move(handler));
+void HttpServer::route(std::string path, HttpHandler handler, RouteKind kind) {
+  impl_->addRoute(std::move(path), std::move(handler), kind == RouteKind::kProbe);
 }
 
 Status HttpServer::listen(const std::string& addr) { return impl_->listen(addr); }

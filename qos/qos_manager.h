@@ -159,6 +159,8 @@ class QosManager {
   NodeFacts& mutableNode() { return node_; }
   // Whether the kernel has memory.min/low/high; defaults to the executor's probe.
   void setMemoryQosSupported(bool supported) { node_.memoryQosKernel = supported; }
+  // Per-pod entries it keeps between rounds (the pinned CPUs of each pod).
+  size_t stateEntries() const { return pinned_.size(); }
 
  private:
   struct Entry {
