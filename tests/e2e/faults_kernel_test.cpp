@@ -49,6 +49,7 @@
 #include "tests/support/cgroup_v1_tree.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
+#include "tests/support/memory_hog.h"
 #include "tests/support/nri_runtime_peer.h"
 #include "tests/support/poll.h"
 #include "tests/support/skip.h"
@@ -134,6 +135,17 @@ class FaultNode {
     tree_.mkdirs("kubepods/burstable");
     kubelet_.setBody(podList());
   }
+
+  // KOORDLET_FAULTS_LOG_DIR=<dir> keeps each agent's log there (to read what it said).
+  ~FaultNode() {
+    const char* keep = std::getenv("KOORDLET_FAULTS_LOG_DIR");
+    if (keep == nullptr || agent_ == nullptr) return;
+    static int serial = 0;
+    std::ofstream(std::string(keep) + "/agent-" + std::to_string(++serial) + ".log")
+        << agent_->log();
+  }
+  FaultNode(const FaultNode&) = delete;
+  FaultNode& operator=(const FaultNode&) = delete;
 
   CgroupV1Tree& tree() { return tree_; }
   const CgroupV1Tree& tree() const { return tree_; }
@@ -463,6 +475,51 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "EBUSY from the kernel (memory.limit_in_bytes below usage it cannot reclaim) is logged once "
+    "per cgroup, counted as busy, and the limit is written once the memory is freed",
+    "[e2e][faults][kernel]") {
+  KOORDLET_SKIP_WITHOUT_V1_TREE();
+  {
+    std::istringstream swaps(koord::test::readTextFile("/proc/swaps"));
+    int lines = 0;
+    for (std::string line; std::getline(swaps, line);) lines += !line.empty();
+    if (lines > 1) {
+      KOORDLET_SKIP(
+          "swap is on: the kernel would swap the memory out and take the limit, "
+          "no EBUSY to make");
+    }
+  }
+  FaultNode node(FaultNode::Options{});
+  const BePod pod = node.pods()[0];
+  // The container's workload holds 96 MiB of anonymous memory before the agent
+  // comes: with no swap the kernel cannot reclaim it under the 64 MiB limit, and
+  // refuses the limit (pod and container) with EBUSY after its reclaim retries.
+  auto hog = std::make_unique<koord::test::MemoryHog>(
+      [&](pid_t pid) { node.tree().attach(pid, pod.ctrDir()); }, size_t{96} << 20);
+  node.start();
+  const double before = node.writes("busy");
+  node.waitWrites("busy", before + 4);  // two rounds of the pod's and container's limits
+  CHECK(node.read("memory", pod.ctrDir(), "memory.limit_in_bytes") != kMemory);
+  CHECK(node.agent().running());
+  const std::string busy = "Device or resource busy";
+  CHECK(countLines(node.agent().log(), {"memory.limit_in_bytes", pod.ctrDir() + "/", busy}) == 1);
+  CHECK(countLines(node.agent().log(), {"memory.limit_in_bytes", pod.dir() + "/memory", busy}) ==
+        1);
+  // The cpu knobs of the same pod are written all the same.
+  const std::string why = waitFor(kLimit, [&] {
+    return node.alive() + node.mismatch({{"cpu", pod.ctrDir(), "cpu.cfs_quota_us", kQuota},
+                                         {"cpu", pod.dir(), "cpu.cfs_quota_us", kQuota}});
+  });
+  if (!why.empty()) node.fail("the cpu knobs during the fault: " + why);
+
+  // The workload exits: the next round sets the limits.
+  hog.reset();
+  node.waitConverged("after the memory was freed");
+  CHECK(countLines(node.agent().log(), {busy}) == 2);
+  node.stopCleanly();
+}
+
+TEST_CASE(
     "EACCES from the kernel (a 0444 knob, the agent without CAP_DAC_OVERRIDE) is logged once, "
     "counted as denied, and the knob is repaired once it is writable again",
     "[e2e][faults][kernel]") {
@@ -678,6 +735,7 @@ TEST_CASE(
   REQUIRE(peer.closeMidMessage(20));
   if (!peer.waitSynchronized(2, kLimit)) node.fail("no reconnect after a message cut short");
   waitCounts(2, 1, "after the message cut short");
+  CHECK(countLines(node.agent().log(), {"lost: runtime closed the connection"}) == 1);
 
   // 2. A mux frame header announcing 64 MiB + 1 bytes on the plugin's ConnID: over the
   // plugin's frame limit, refused at the header (nothing allocated), connection
@@ -691,7 +749,8 @@ TEST_CASE(
   REQUIRE(peer.sendRaw(header));
   if (!peer.waitSynchronized(3, kLimit)) node.fail("no reconnect after the oversized frame");
   waitCounts(3, 2, "after the oversized frame");
-  CHECK(countLines(node.agent().log(), {"exceeds the limit"}) == 1);
+  CHECK(countLines(node.agent().log(), {"lost:", "exceeds the limit"}) == 1);
+  CHECK(countLines(node.agent().log(), {"lost:"}) == 2);
 
   // The loop kept running through both: a knob changed behind the agent's back is
   // repaired, and the runtime's calls are answered on the new connection.
