@@ -735,6 +735,12 @@ TEST_CASE(
   REQUIRE(peer.closeMidMessage(20));
   if (!peer.waitSynchronized(2, kLimit)) node.fail("no reconnect after a message cut short");
   waitCounts(2, 1, "after the message cut short");
+  auto protocolCloses = [&] {
+    auto s = node.scrape();
+    return s ? s->value("koordlet_nri_limit_closes_total", {{"limit", "protocol"}}).value_or(-1)
+             : -1;
+  };
+  CHECK(protocolCloses() == 0);  // a lost runtime, not a protocol violation
   CHECK(countLines(node.agent().log(), {"lost: runtime closed the connection"}) == 1);
 
   // 2. A mux frame header announcing 64 MiB + 1 bytes on the plugin's ConnID: over the
@@ -749,6 +755,7 @@ TEST_CASE(
   REQUIRE(peer.sendRaw(header));
   if (!peer.waitSynchronized(3, kLimit)) node.fail("no reconnect after the oversized frame");
   waitCounts(3, 2, "after the oversized frame");
+  CHECK(protocolCloses() == 1);
   CHECK(countLines(node.agent().log(), {"lost:", "exceeds the limit"}) == 1);
   CHECK(countLines(node.agent().log(), {"lost:"}) == 2);
 
