@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,37 @@ int countLines(const std::string& log, const std::vector<std::string>& parts) {
     if (all) ++n;
   }
   return n;
+}
+
+// Seconds of the day of a klog line ("I1126 19:42:45.184714 ..."); nullopt if none.
+std::optional<double> klogTime(const std::string& line) {
+  int h = 0, m = 0;
+  double sec = 0;
+  if (line.size() < 22 || std::sscanf(line.c_str() + 6, "%d:%d:%lf", &h, &m, &sec) != 3) {
+    return std::nullopt;
+  }
+  return h * 3600.0 + m * 60 + sec;
+}
+
+// For each NRI "connection ... lost" line, the time until the next "NRI connected".
+std::vector<double> reconnectWaits(const std::string& log) {
+  std::vector<double> out;
+  double lostAt = -1;  // < 0: no "lost" line pending
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("NRI connection to") != std::string::npos &&
+        line.find(" lost: ") != std::string::npos) {
+      lostAt = klogTime(line).value_or(-1);
+    } else if (lostAt >= 0 && line.find("NRI connected to") != std::string::npos) {
+      if (auto at = klogTime(line)) {
+        double wait = *at - lostAt;
+        if (wait < 0) wait += 86400;  // past midnight
+        out.push_back(wait);
+      }
+      lostAt = -1;
+    }
+  }
+  return out;
 }
 
 // A node of BestEffort batch pods (and optionally an LSR pod on CPU 1) in a private
@@ -733,8 +765,9 @@ TEST_CASE(
   peer.listen(socketPath);
   node.start({"--var-run-root-dir=" + node.tmp().path("run"),
               "--runtime-hooks-nri-socket-path=nri/nri.sock",
-              "--runtime-hooks-nri-backoff-duration=100ms",
-              "--runtime-hooks-nri-backoff-cap=400ms"});
+              "--runtime-hooks-nri-backoff-duration=100ms", "--runtime-hooks-nri-backoff-cap=400ms",
+              // No connection here lasts a minute, so none resets the back-off.
+              "--runtime-hooks-nri-connect-timeout=60s"});
   if (!peer.waitSynchronized(1, kLimit)) node.fail("no NRI handshake: " + peer.violationsText());
   node.waitConverged("before the faults");
   auto nri = [&](const std::string& name) {
@@ -784,6 +817,15 @@ TEST_CASE(
   CHECK(protocolCloses() == 1);
   CHECK(countLines(node.agent().log(), {"lost:", "exceeds the limit"}) == 1);
   CHECK(countLines(node.agent().log(), {"lost:"}) == 2);
+
+  // Each reconnect waited its back-off, doubling as the faults came in a row (100 ms,
+  // then 200 ms): read from the agent's own log times, "lost" to the next "connected".
+  const std::vector<double> waits = reconnectWaits(node.agent().log());
+  REQUIRE(waits.size() == 2);
+  INFO("reconnect waits " << waits[0] << " s, " << waits[1] << " s");
+  CHECK(waits[0] >= 0.095);
+  CHECK(waits[1] >= 0.195);
+  CHECK(waits[1] > waits[0]);
 
   // The loop kept running through both: a knob changed behind the agent's back is
   // repaired, and the runtime's calls are answered on the new connection.
