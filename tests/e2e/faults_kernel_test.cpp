@@ -705,6 +705,10 @@ TEST_CASE(
   }
   const size_t atSignal = countLines(koord::test::readTextFile(audit), {"\"path\""});
   node.stopCleanly();
+  // It shut down as told, not by dying: the signal line, then the last line.
+  const std::string log = node.agent().log();
+  CHECK(countLines(log, {"received signal 15, shutting down"}) == 1);
+  CHECK(log.ends_with("stopped\n"));
   const std::string text = koord::test::readTextFile(audit);
   REQUIRE(!text.empty());
   CHECK(text.back() == '\n');
