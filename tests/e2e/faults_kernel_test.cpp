@@ -223,28 +223,6 @@ class FaultNode {
     port_ = *port;
   }
 
-  // Removes `dir` (relative to the private top) and its subdirectories in every
-  // controller, deepest first: a pod's cgroups going (no task is in them here).
-  void removeDirs(const std::string& dir) const {
-    for (const std::string& c : CgroupV1Tree::controllers()) {
-      const std::filesystem::path top =
-          std::filesystem::path(tree_.kernelPath(c, dir, "x")).parent_path();
-      std::vector<std::filesystem::path> dirs;
-      std::error_code ec;
-      for (auto it = std::filesystem::recursive_directory_iterator(top, ec);
-           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_directory()) dirs.push_back(it->path());
-      }
-      dirs.push_back(top);
-      std::sort(dirs.begin(), dirs.end(),
-                [](const auto& a, const auto& b) { return a.string().size() > b.string().size(); });
-      for (const auto& d : dirs) {
-        INFO("rmdir " << d.string());
-        REQUIRE(::rmdir(d.c_str()) == 0);
-      }
-    }
-  }
-
   // The knobs the reconciler gives every pod, as the kernel must hold them.
   std::vector<Knob> intended() const {
     std::vector<Knob> out;
@@ -306,6 +284,12 @@ class FaultNode {
         ->value("koordlet_resource_update_duration_milliseconds_count",
                 {{"type", "cgroup"}, {"status", status}})
         .value_or(0);
+  }
+  // koordlet_state_entries{state}; -1 when absent.
+  double stateEntries(const std::string& holder) const {
+    auto s = scrape();
+    if (!s) return -1;
+    return s->value("koordlet_state_entries", {{"state", holder}}).value_or(-1);
   }
   // Waits until `status` writes reach `atLeast` (a few reconcile rounds of the fault).
   void waitWrites(const std::string& status, double atLeast) {
@@ -416,8 +400,15 @@ TEST_CASE(
 
   // The pod's cgroups go (the runtime removed them) while every strategy runs and the
   // kubelet still lists the pod; the next reconcile reads or writes a missing file.
+  struct {
+    double owners, collector, failureKeys;
+  } state{node.stateEntries("executor_owners"), node.stateEntries("pod_collector"),
+          node.stateEntries("failure_log_keys")};
+  INFO("state before: owners " << state.owners << ", pod collector " << state.collector
+                               << ", failure-log keys " << state.failureKeys);
+  REQUIRE(state.owners >= 12);  // both pods' six knobs
   const double vanishedBefore = node.writes("vanished");
-  node.removeDirs(gone.dir());
+  node.tree().removeDirs(gone.dir());
   // A knob of the other pod changed behind the agent's back: it must still be repaired
   // while the first pod's writes vanish.
   node.write("cpu", kept.ctrDir(), "cpu.shares", "2");
@@ -432,6 +423,21 @@ TEST_CASE(
     return v ? "koordlet_pod_cpu_usage_cores of the removed pod still exported" : "";
   });
   if (!why.empty()) node.fail(why);
+  // And the agent's per-cgroup state with them: the executor no longer holds the
+  // removed pod's six knobs (shares, quota, memory limit of pod and container), the
+  // pod collector its entries; no failure-log streak was opened for it.
+  why = waitFor(kLimit, [&]() -> std::string {
+    const double owners = node.stateEntries("executor_owners");
+    const double keys = node.stateEntries("failure_log_keys");
+    if (owners != state.owners - 6) {
+      return "executor_owners " + std::to_string(owners) + ", want " +
+             std::to_string(state.owners - 6);
+    }
+    if (node.stateEntries("pod_collector") >= state.collector) return "pod_collector not lower";
+    if (keys > state.failureKeys) return "failure_log_keys grew to " + std::to_string(keys);
+    return "";
+  });
+  if (!why.empty()) node.fail("state of the removed pod: " + why);
   // A vanished cgroup is normal (a pod just deleted): no line per round about it.
   const std::string log = node.agent().log();
   CHECK(countLines(log, {gone.uid}) <= 1);
@@ -440,6 +446,11 @@ TEST_CASE(
   // The pod's cgroups come back (as a restarted sandbox's would): written again.
   node.tree().mkdirs(gone.ctrDir());
   node.waitConverged("after the cgroups came back");
+  why = waitFor(kLimit, [&]() -> std::string {
+    const double owners = node.stateEntries("executor_owners");
+    return owners == state.owners ? "" : "executor_owners " + std::to_string(owners);
+  });
+  CHECK(why == "");
   node.stopCleanly();
 }
 
@@ -514,7 +525,7 @@ TEST_CASE(
   if (!why.empty()) node.fail("the BE pod during the fault: " + why);
 
   // The child goes: the next round binds the container to CPU 1.
-  node.removeDirs(child);
+  node.tree().removeDirs(child);
   node.waitConverged("after the child cgroup went");
   CHECK(countLines(node.agent().log(), {"Device or resource busy"}) == 1);
   node.stopCleanly();
