@@ -141,9 +141,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
                                  "NRI connections the plugin closed because the runtime broke a "
                                  "limit: stopped reading what the plugin sends (write_queue), or "
                                  "sent a Synchronize over its pod, container or byte limit "
-                                 "(synchronize)");
+                                 "(synchronize), or sent what the protocol forbids: a frame or "
+                                 "message over its limit, or one that does not parse (protocol)");
     nriWriteQueueCloses_ = &closes.Add({{"node", node_}, {"limit", "write_queue"}});
     nriSyncCloses_ = &closes.Add({{"node", node_}, {"limit", "synchronize"}});
+    nriProtocolCloses_ = &closes.Add({{"node", node_}, {"limit", "protocol"}});
   }
   beSuppress_ = &gaugeFamily("koordlet_be_suppress_cpu_cores",
                              "CPU cores best-effort pods may use under CPU suppress, by policy");
@@ -626,9 +628,10 @@ void Exporter::recordNri(bool enabled, const std::string& state, uint64_t attemp
   mirror(*nriDisconnects_, nriDisconnectsLast_, static_cast<double>(disconnects));
 }
 
-void Exporter::recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize) {
+void Exporter::recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize, uint64_t protocol) {
   mirror(*nriWriteQueueCloses_, nriWriteQueueClosesLast_, static_cast<double>(writeQueue));
   mirror(*nriSyncCloses_, nriSyncClosesLast_, static_cast<double>(synchronize));
+  mirror(*nriProtocolCloses_, nriProtocolClosesLast_, static_cast<double>(protocol));
 }
 
 }  // namespace koord

@@ -173,7 +173,8 @@ class Exporter {
   // (cumulative): koordlet_nri_limit_closes_total{limit="write_queue"} (the runtime
   // stopped reading what we send), {limit="synchronize"} (a Synchronize over the
   // plugin's pod, container or byte limit, refused with code 8).
-  void recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize);
+  // {limit="protocol"} (a frame or message over its limit, or malformed).
+  void recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize, uint64_t protocol);
 
   // The --config file: generation of the config in force, rejected reloads, and
   // whether the last read of the file was accepted.
@@ -270,7 +271,8 @@ class Exporter {
   double nriAttemptsLast_ = 0, nriConnectsLast_ = 0, nriDisconnectsLast_ = 0;
   prometheus::Counter* nriWriteQueueCloses_;
   prometheus::Counter* nriSyncCloses_;
-  double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0;
+  prometheus::Counter* nriProtocolCloses_;
+  double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0, nriProtocolClosesLast_ = 0;
   std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
   prometheus::Family<prometheus::Gauge>* beSuppressLsFamily_;

@@ -219,7 +219,7 @@ void driveExporter(Exporter& e) {
   e.recordResctrlMon({mon});
   e.recordRuntimeHook("CPUSetAllocator", "PreCreateContainer", true, 0.1);
   e.recordNri(true, "connected", 1, 1, 0);
-  e.recordNriLimitCloses(0, 0);
+  e.recordNriLimitCloses(0, 0, 0);
   e.recordConfig(1, 0, true);
 
   KubeApiSample api;

@@ -222,10 +222,12 @@ TEST_CASE("connections closed on an NRI limit are counted by limit", "[exporter]
   std::string text = e.render();
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 0"));
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 0"));
-  e.recordNriLimitCloses(1, 3);
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"protocol\",node=\"n\"} 0"));
+  e.recordNriLimitCloses(1, 3, 2);
   text = e.render();
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 1"));
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 3"));
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"protocol\",node=\"n\"} 2"));
 }
 
 TEST_CASE("an accepted eviction counts koordlet's families, any answer counts by result",

@@ -500,6 +500,8 @@ TEST_CASE("the client reconnects when the runtime closes mid-message", "[client]
   REQUIRE(rig.peer.waitSynchronized(2, kLimit));
   CHECK(rig.peer.registrations().size() == 2);
   CHECK(rig.handler.syncCount() == 2);
+  // A runtime gone mid-message is a lost connection, not a protocol violation.
+  CHECK(rig.client->status().protocolCloses == 0);
   auto pod = systemdPod();
   CHECK(rig.peer.stateChange(api::RUN_POD_SANDBOX, pod).ok());
   CHECK(rig.peer.violations().empty());
@@ -525,6 +527,7 @@ TEST_CASE("a garbage frame makes the client drop the connection and reconnect", 
   REQUIRE(rig.peer.waitSynchronized(2, kLimit));
   CHECK(rig.peer.registrations().size() == 2);
   CHECK(rig.client->status().disconnects >= 1);
+  CHECK(rig.client->status().protocolCloses == 1);  // counted once, as a protocol close
   CHECK(rig.peer.violations().empty());
 }
 
@@ -829,7 +832,12 @@ TEST_CASE("a runtime that stops reading gets the connection closed, not a growin
   (*u->mutable_linux()->mutable_resources()->mutable_unified())["memory.high"] =
       std::string(256 * 1024, '1');
   for (int i = 0; i < 64; ++i) client.updateContainers(big);
-  REQUIRE(waitFor([&] { return client.status().writeQueueOverflows == 1; }));
+  // The overflow is counted just before the connection is dropped (two steps under
+  // the client's lock): wait for both, not the first alone.
+  REQUIRE(waitFor([&] {
+    auto now = client.status();
+    return now.writeQueueOverflows == 1 && now.state == koord::nri::NriState::kWaiting;
+  }));
   auto st = client.status();
   CHECK(st.disconnects == 1);
   CHECK(st.state == koord::nri::NriState::kWaiting);
