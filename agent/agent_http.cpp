@@ -49,7 +49,7 @@ HttpResponse Agent::serveMetrics() {
       {"failure_log_keys", failures_.activeStreaks()}, {"eviction_ledger", evictionLedger_.size()}};
   if (executor_) state.emplace_back("executor_owners", executor_->ownerCount());
   if (podCollector_) state.emplace_back("pod_collector", podCollector_->stateEntries());
-  if (qos_) state.emplace_back("qos_pinned_cpus", qos_->stateEntries());
+  if (qos_) state.emplace_back("qos_pods", qos_->stateEntries());
   if (auto hooks = hookState_.current()) state.emplace_back("hook_pods", hooks->podsByUid.size());
   exporter_.recordStateEntries(state);
   metricsPage_ = std::make_shared<const std::string>(exporter_.render());

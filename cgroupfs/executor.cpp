@@ -316,6 +316,20 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
   }
 }
 
+void Executor::forgetUnder(std::string_view dir) {
+  // Owners sort by dir: "<dir>", "<dir>-x" and "<dir>/..." all follow the first
+  // key not below (dir, first knob), and every key with the prefix is among them.
+  auto it = owners_.lower_bound({std::string(dir), Knob{}});
+  while (it != owners_.end() && it->first.first.starts_with(dir)) {
+    const std::string& d = it->first.first;
+    if (d.size() == dir.size() || d[dir.size()] == '/') {
+      it = owners_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   ExecutorStats batch;
   std::vector<Pending> flat, hier;

@@ -95,6 +95,11 @@ class Executor {
   // a knob for two force periods lets it go, so the map follows the live cgroups.
   size_t ownerCount() const { return owners_.size(); }
 
+  // Lets go of the owners of `dir` and of every cgroup under it: the caller's pod
+  // left. Without it a gone pod's owners stay two force periods, which under churn
+  // (a pod a second) is a hundred pods' worth more than the live ones.
+  void forgetUnder(std::string_view dir);
+
   // Applies one batch in the order described above. Returns the batch's counts
   // (also accumulated in stats()). Counts and observer calls are per attempted
   // write: a CPU list that is neither a subset nor a superset of the file's is
