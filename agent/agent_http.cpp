@@ -21,18 +21,21 @@
 namespace koord {
 
 namespace {
-// How long one rendered /metrics page serves every scrape. Rendering costs several
-// milliseconds of the loop at 110 pods (tens at 500), and the collected values
+// Under a scrape storm, scrapes share one rendered page for this long. Rendering
+// costs several milliseconds of the loop at 110 pods (tens at 500), and the values
 // change once a collect interval; so a hundred scrapers at once cost one render a
-// quarter second, and the loop keeps its time. The agent's own figures (CPU, RSS,
-// HTTP counters) are at most this old.
+// quarter second, and the loop keeps its time. Only when more than
+// kSharedPageConnections are open: a scraper or two (Prometheus, a test, curl)
+// always gets a fresh page, so what it reads follows what the agent just did.
 constexpr auto kMetricsPageMaxAge = std::chrono::milliseconds(250);
+constexpr uint64_t kSharedPageConnections = 4;
 }  // namespace
 
 HttpResponse Agent::serveMetrics() {
   constexpr const char* kType = "text/plain; version=0.0.4; charset=utf-8";
   const auto now = clock_->now();
-  if (metricsPage_ && now - metricsPageAt_ < kMetricsPageMaxAge) {
+  if (metricsPage_ && now - metricsPageAt_ < kMetricsPageMaxAge &&
+      server_.stats().connectionsOpen > kSharedPageConnections) {
     return HttpResponse{200, kType, metricsPage_};
   }
   if (auto self = selfCollector_->collect()) {
