@@ -17,7 +17,8 @@
 // The model is in test_apiserver_store.h.
 //
 // Tests drive it from their own thread; every method is thread-safe. Faults
-// (429 with Retry-After, 401, 403, 500, a watch that hangs, a watch cut mid-event)
+// (429 with Retry-After, 401, 403, 500, a watch that hangs, a watch cut mid-event, a
+// watch answered 410 Expired at once, a reply held back past the client's deadline)
 // apply to the next matching requests; restart() drops every connection and watch
 // and listens again on the same port, keeping the objects. Every request is logged.
 //
@@ -56,12 +57,16 @@ class TestApiServer {
     kInternalError,     // 500, InternalError Status
     kWatchHang,         // watches only: 200 and headers, then nothing, ever
     kWatchCutMidEvent,  // watches only: the first event's chunk half sent, then close
+    kWatchGone,         // watches only: 200, one ERROR event 410 Expired, end of stream
+    kSlow,              // the request is answered as without the fault, after delay
   };
   struct FaultRule {
     Fault fault = Fault::kTooManyRequests;
     int times = 1;             // how many matching requests get it; -1: all
     std::string pathContains;  // "" matches every request; else a substring of the target
     int retryAfterSeconds = 1;
+    std::string verb;  // "" matches every verb; else get, list, watch, update, patch...
+    std::chrono::milliseconds delay{0};  // kSlow
   };
 
   struct LoggedRequest {
@@ -72,6 +77,7 @@ class TestApiServer {
     std::string authorization, userAgent, contentType, accept;
     std::string body;
     unsigned status = 0;
+    std::chrono::steady_clock::time_point at;  // when it was read (answered, for kSlow)
   };
 
   TestApiServer();
