@@ -412,10 +412,8 @@ TEST_CASE(
   TestApiServer::FaultRule slow;
   slow.fault = Fault::kSlow;
   slow.times = -1;
-  slow.verb = "list";
   slow.pathContains = "nodeslos";
-  slow.delay = 3s;
-  c.api.addFault(slow);
+  c.api.addFault(slow, "list", 3s);
   TestApiServer::FaultRule gone;
   gone.fault = Fault::kWatchGone;
   gone.pathContains = "nodeslos";

@@ -49,7 +49,12 @@ using Fault = TestApiServer::Fault;
 struct Shared {
   mutable std::mutex mu;
   apiserver::ObjectStore store;
-  std::vector<TestApiServer::FaultRule> faults;
+  struct Rule {
+    TestApiServer::FaultRule rule;
+    std::string verb;  // "" any
+    std::chrono::milliseconds delay{0};
+  };
+  std::vector<Rule> faults;
   std::vector<TestApiServer::LoggedRequest> log;
   std::string token;
   std::chrono::milliseconds bookmarkInterval{0};
@@ -192,7 +197,8 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
       std::optional<TestApiServer::FaultRule> fault;
       const bool authorized =
           shared_->token.empty() || entry.authorization == "Bearer " + shared_->token;
-      for (auto& rule : shared_->faults) {
+      std::chrono::milliseconds delay{0};
+      for (auto& [rule, verb, ruleDelay] : shared_->faults) {
         if (!authorized) break;
         const bool watchOnly = rule.fault == Fault::kWatchHang ||
                                rule.fault == Fault::kWatchCutMidEvent ||
@@ -201,15 +207,16 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
         // A request held back by kSlow is answered as without it when its time comes.
         if (rule.fault == Fault::kSlow && delayed_) continue;
         if (entry.target.find(rule.pathContains) == std::string::npos) continue;
-        if (!rule.verb.empty() && rule.verb != entry.verb) continue;
+        if (!verb.empty() && verb != entry.verb) continue;
         if (rule.times > 0) --rule.times;
         fault = rule;
+        delay = ruleDelay;
         break;
       }
       if (fault && fault->fault == Fault::kSlow) {
         // Nothing logged yet: the request is logged when it is answered.
         delayed_ = true;
-        timer_.expires_after(fault->delay);
+        timer_.expires_after(delay);
         timer_.async_wait([self = this->shared_from_this()](error_code ec) {
           if (ec) {
             self->close();
@@ -585,7 +592,12 @@ void TestApiServer::setBookmarkInterval(std::chrono::milliseconds interval) {
 
 void TestApiServer::addFault(FaultRule rule) {
   std::lock_guard lock(impl_->shared->mu);
-  impl_->shared->faults.push_back(std::move(rule));
+  impl_->shared->faults.push_back({std::move(rule), "", {}});
+}
+
+void TestApiServer::addFault(FaultRule rule, std::string verb, std::chrono::milliseconds delay) {
+  std::lock_guard lock(impl_->shared->mu);
+  impl_->shared->faults.push_back({std::move(rule), std::move(verb), delay});
 }
 
 void TestApiServer::clearFaults() {

@@ -58,15 +58,13 @@ class TestApiServer {
     kWatchHang,         // watches only: 200 and headers, then nothing, ever
     kWatchCutMidEvent,  // watches only: the first event's chunk half sent, then close
     kWatchGone,         // watches only: 200, one ERROR event 410 Expired, end of stream
-    kSlow,              // the request is answered as without the fault, after delay
+    kSlow,              // answered as without the fault, after addFault()'s delay
   };
   struct FaultRule {
     Fault fault = Fault::kTooManyRequests;
     int times = 1;             // how many matching requests get it; -1: all
     std::string pathContains;  // "" matches every request; else a substring of the target
     int retryAfterSeconds = 1;
-    std::string verb;  // "" matches every verb; else get, list, watch, update, patch...
-    std::chrono::milliseconds delay{0};  // kSlow
   };
 
   struct LoggedRequest {
@@ -116,6 +114,9 @@ class TestApiServer {
   void setBearerToken(std::string token);
   void setBookmarkInterval(std::chrono::milliseconds interval);
   void addFault(FaultRule rule);
+  // The same for requests of one verb only ("list", "watch", "update", ...; "" any);
+  // delay is how long kSlow holds a request back.
+  void addFault(FaultRule rule, std::string verb, std::chrono::milliseconds delay = {});
   void clearFaults();
 
   // Closes every connection (watches end without their last chunk, as when an API
