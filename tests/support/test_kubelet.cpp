@@ -62,7 +62,7 @@ struct SharedState {
   std::string lastToken;
   std::string lastHead;
   std::atomic<size_t> requests{0};
-  std::atomic<size_t> hugeBytesSent{0};
+  std::atomic<size_t> hugeMostBytes{0};  // the most body bytes one kHuge reply sent
 };
 
 std::string statusLine(unsigned status) {
@@ -189,20 +189,27 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
     size << std::hex << n;
     head_ =
         size.str() + "\r\n" + std::string(n, ' ') + "\r\n" + (hugeLeft_ == 0 ? "0\r\n\r\n" : "");
-    net::async_write(stream_, net::buffer(head_),
-                     [self = this->shared_from_this(), n](error_code ec, size_t) {
-                       if (!ec) self->shared_->hugeBytesSent += n;
-                       if (ec || self->hugeLeft_ == 0) {
-                         self->close();
-                       } else {
-                         self->sendChunk();
-                       }
-                     });
+    net::async_write(
+        stream_, net::buffer(head_), [self = this->shared_from_this(), n](error_code ec, size_t) {
+          if (!ec) {
+            self->hugeSent_ += n;
+            size_t most = self->shared_->hugeMostBytes.load();
+            while (most < self->hugeSent_ &&
+                   !self->shared_->hugeMostBytes.compare_exchange_weak(most, self->hugeSent_)) {
+            }
+          }
+          if (ec || self->hugeLeft_ == 0) {
+            self->close();
+          } else {
+            self->sendChunk();
+          }
+        });
   }
 
   std::string head_;
   std::shared_ptr<const std::string> body_;
   size_t hugeLeft_ = 0;
+  size_t hugeSent_ = 0;
   bool reset_ = false;  // kReset: end with RST after the partial body
 };
 
@@ -312,7 +319,7 @@ std::string TestKubelet::lastToken() const {
   return impl_->shared->lastToken;
 }
 size_t TestKubelet::requestCount() const { return impl_->shared->requests.load(); }
-size_t TestKubelet::hugeBytesSent() const { return impl_->shared->hugeBytesSent.load(); }
+size_t TestKubelet::hugeMostBytesSent() const { return impl_->shared->hugeMostBytes.load(); }
 std::string TestKubelet::lastRequestHead() const {
   std::lock_guard lock(impl_->shared->mu);
   return impl_->shared->lastHead;

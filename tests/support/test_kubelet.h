@@ -79,9 +79,9 @@ class TestKubelet {
   // if it was not a bearer token), and how many requests were read so far.
   std::string lastToken() const;
   size_t requestCount() const;
-  // Body bytes of kHuge replies the sockets took so far (all requests): what a client
+  // The most body bytes one kHuge reply got into its socket so far: what a client
   // that stops at its cap read, plus what the kernel's buffers held.
-  size_t hugeBytesSent() const;
+  size_t hugeMostBytesSent() const;
   // The last request line and headers as parsed ("GET /pods/ HTTP/1.1\r\nHost: ...").
   std::string lastRequestHead() const;
 
