@@ -84,6 +84,7 @@ struct KubeApiSample {
   // (verb, resource, code) -> requests finished.
   std::map<std::tuple<std::string, std::string, std::string>, uint64_t> requests;
   std::map<std::string, bool> watchSynced;  // resource -> listed and watching
+  std::map<std::string, uint64_t> relists;  // resource -> lists after the first
   uint64_t throttledRequests = 0;           // waited on the client-side rate limit
   double throttledSeconds = 0;
   std::optional<double> nodeMetricLastReport;  // unix seconds of the last good report
@@ -300,6 +301,8 @@ class Exporter {
            std::pair<prometheus::Counter*, double>>
       kubeApiRequestsLast_;
   prometheus::Family<prometheus::Gauge>* kubeApiWatchSynced_ = nullptr;
+  prometheus::Family<prometheus::Counter>* kubeApiRelists_ = nullptr;
+  std::map<std::string, std::pair<prometheus::Counter*, double>> kubeApiRelistsLast_;
   prometheus::Counter* kubeApiThrottled_ = nullptr;
   prometheus::Counter* kubeApiThrottledSeconds_ = nullptr;
   double kubeApiThrottledLast_ = 0, kubeApiThrottledSecondsLast_ = 0;

@@ -226,6 +226,7 @@ void driveExporter(Exporter& e) {
   api.reachable = true;
   api.requests[{"WATCH", "nodeslos", "200"}] = 3;
   api.watchSynced["nodeslos"] = true;
+  api.relists["nodeslos"] = 1;
   api.throttledRequests = 1;
   api.throttledSeconds = 0.05;
   api.nodeMetricLastReport = 1700000000;
