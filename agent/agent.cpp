@@ -148,8 +148,14 @@ Status Agent::start() {
       std::make_unique<SelfCollector>(opts_.paths, sys_.ticksPerSecond, sys_.pageSize, bootTime);
 
   server_.route("/metrics", [this] { return serveMetrics(); });
-  server_.route("/healthz", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; });
-  server_.route("/readyz", [this] { return serveReadyz(); });
+  server_.route(
+      "/healthz",
+      [] {
+        return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+      },
+      HttpServer::RouteKind::kProbe);
+  server_.route(
+      "/readyz", [this] { return serveReadyz(); }, HttpServer::RouteKind::kProbe);
   server_.route("/config", [this] { return serveConfig(); });
   if (auto st = server_.listen(opts_.addr); !st) return st;
 

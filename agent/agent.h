@@ -131,6 +131,10 @@ class Agent {
 
   HttpResponse serveMetrics();
   HttpResponse serveReadyz() const;
+  // The last /metrics page and when it was rendered: scrapes within
+  // kMetricsPageMaxAge share it (see serveMetrics).
+  std::shared_ptr<const std::string> metricsPage_;
+  Clock::Monotonic metricsPageAt_{};
   HttpResponse serveConfig() const;
   KubeletClientConfig kubeletConfig() const;
 

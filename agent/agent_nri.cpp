@@ -112,12 +112,12 @@ void Agent::publishHookState() {
 void Agent::recordNri() {
   if (!nri_) {
     exporter_.recordNri(false, "stopped", 0, 0, 0);
-    exporter_.recordNriLimitCloses(0, 0);
+    exporter_.recordNriLimitCloses(0, 0, 0);
     return;
   }
   nri::NriStatus st = nri_->status();
   exporter_.recordNri(true, nri::toString(st.state), st.attempts, st.connects, st.disconnects);
-  exporter_.recordNriLimitCloses(st.writeQueueOverflows, st.syncRefusals);
+  exporter_.recordNriLimitCloses(st.writeQueueOverflows, st.syncRefusals, st.protocolCloses);
 }
 
 std::string Agent::nriSummary() const {

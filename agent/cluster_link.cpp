@@ -72,6 +72,7 @@ ClusterLink::ClusterLink(boost::asio::io_context& io, ApiConfig api, const Optio
   cc.userAgent = std::string("koordlet-cpp/") + KOORDLET_RELEASE + " (linux) " + KOORDLET_VERSION;
   cc.qps = opts.kubeApiQps;
   cc.burst = opts.kubeApiBurst;
+  if (opts.kubeApiTimeout.count() > 0) cc.timeout = opts.kubeApiTimeout;
   client_ = std::make_unique<ApiClient>(io, std::move(cc), clock);
 
   auto informer = [&](const char* resource, const char* path) {
@@ -253,7 +254,9 @@ KubeApiSample ClusterLink::sample() const {
   s.reachable = reachable();
   for (const auto& [key, n] : client_->counts()) s.requests[key] = n;
   for (const auto* i : {node_.get(), nodeSlo_.get(), nodeMetric_.get(), nrt_.get()}) {
-    if (i != nullptr) s.watchSynced[i->config().resource] = i->synced() && i->watching();
+    if (i == nullptr) continue;
+    s.watchSynced[i->config().resource] = i->synced() && i->watching();
+    s.relists[i->config().resource] = i->relists();
   }
   s.throttledRequests = client_->throttledRequests();
   s.throttledSeconds = std::chrono::duration<double>(client_->throttledTime()).count();

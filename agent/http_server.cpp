@@ -20,6 +20,14 @@
 //   idle    between keep-alive requests: idleTimeout.
 //   linger  draining input after an error reply (see kLingerTime).
 //
+// Probe connections: a connection accepted while maxConnections are open is a probe
+// connection (it stays one for its life): a route registered as a probe is served on
+// it, anything else gets 503 with Connection: close. Accept pauses at
+// maxConnections + probeConnections.
+//
+// Bodies: a response is written from a shared, immutable string (SharedBody), so a
+// page a handler hands out as sharedBody is never copied per connection.
+//
 // Dispatch order: the method is checked before the path, so a method other than GET
 // or HEAD gets 405 (with Allow: GET, HEAD) on every path, known or not; this server
 // serves nothing but GET and HEAD, so the method is not allowed anywhere.
@@ -33,6 +41,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/optional.hpp>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -71,11 +80,38 @@ constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
 
 class Connection;
 
+// A Beast body whose value is a shared immutable string: writing sends its bytes in
+// place. Only ever written (the server reads requests into string_body).
+struct SharedBody {
+  using value_type = std::shared_ptr<const std::string>;
+  static std::uint64_t size(const value_type& v) { return v ? v->size() : 0; }
+
+  class writer {
+   public:
+    using const_buffers_type = net::const_buffer;
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& body) : body_(body) {}
+    void init(error_code& ec) { ec = {}; }
+    boost::optional<std::pair<const_buffers_type, bool>> get(error_code& ec) {
+      ec = {};
+      if (!body_ || body_->empty()) return boost::none;
+      return {{net::const_buffer(body_->data(), body_->size()), false}};
+    }
+
+   private:
+    const value_type& body_;
+  };
+};
+
 class ServerCore : public std::enable_shared_from_this<ServerCore> {
  public:
   ServerCore(net::io_context& io, HttpLimits limits);
 
-  void addRoute(std::string path, HttpHandler handler);
+  struct Route {
+    HttpHandler handler;
+    bool probe = false;
+  };
+  void addRoute(std::string path, HttpHandler handler, bool probe);
   Status listen(const std::string& addr);
   uint16_t port() const { return port_; }
   void stop();
@@ -90,21 +126,22 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void accept();
   void onAccept(error_code ec, tcp::socket socket);
   void onConnectionClosed(Connection* connection);
-  // Returns the handler for path (nullptr if none) and sets *key to the stats key.
-  const HttpHandler* findRoute(std::string_view path, std::string_view* key) const;
+  // Returns the route for path (nullptr if none) and sets *key to the stats key.
+  const Route* findRoute(std::string_view path, std::string_view* key) const;
   HttpResponse invoke(const HttpHandler& handler, std::string_view path);
   void countRequest(std::string_view key, unsigned status);
   // The answer to a parsed request, counted; returns whether the connection stays open.
-  bool respond(const http::request<http::string_body>& req, http::response<http::string_body>& res);
+  // probeOnly: the connection was accepted past maxConnections (probe routes only).
+  bool respond(const http::request<http::string_body>& req, http::response<SharedBody>& res,
+               bool probeOnly);
   // The answer to a request that failed to parse (400/413/431), counted; false when
   // there is nobody to answer (the peer closed or reset mid-request). target: the
   // request's target when its start line was parsed, else "".
-  bool respondToError(error_code ec, std::string_view target,
-                      http::response<http::string_body>& res);
+  bool respondToError(error_code ec, std::string_view target, http::response<SharedBody>& res);
 
   net::io_context& io_;
   HttpLimits limits_;
-  std::map<std::string, HttpHandler, std::less<>> routes_;
+  std::map<std::string, Route, std::less<>> routes_;
   tcp::acceptor acceptor_;
   net::steady_timer acceptRetry_;
   Millis acceptBackoff_{0};
@@ -119,11 +156,12 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
 // One accepted socket: read a request, write the response, repeat while keep-alive.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ServerCore> server, tcp::socket socket)
+  Connection(std::shared_ptr<ServerCore> server, tcp::socket socket, bool probeOnly)
       : server_(std::move(server)),
         limits_(server_->limits_),
         socket_(std::move(socket)),
-        timer_(socket_.get_executor()) {}
+        timer_(socket_.get_executor()),
+        probeOnly_(probeOnly) {}
 
   void start() { readRequest(); }
   // Closes the socket, cancels the timer and tells the server. Idempotent. abortive
@@ -153,9 +191,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   After after_ = After::kClose;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
+  http::response<SharedBody> res_;
   size_t drained_ = 0;
   bool closed_ = false;
+  const bool probeOnly_;  // accepted past maxConnections: serves probe routes only
 };
 
 // ---- Connection ----
@@ -212,7 +251,7 @@ void Connection::onRequest(error_code ec) {
     onReadError(ec);
     return;
   }
-  const bool keepAlive = server_->respond(parser_->get(), res_);
+  const bool keepAlive = server_->respond(parser_->get(), res_, probeOnly_);
   write(keepAlive ? After::kKeepAlive : After::kClose);
 }
 
@@ -295,8 +334,8 @@ ServerCore::ServerCore(net::io_context& io, HttpLimits limits)
   limits_.maxConnections = std::max<size_t>(limits_.maxConnections, 1);
 }
 
-void ServerCore::addRoute(std::string path, HttpHandler handler) {
-  routes_[std::move(path)] = std::move(handler);
+void ServerCore::addRoute(std::string path, HttpHandler handler, bool probe) {
+  routes_[std::move(path)] = Route{std::move(handler), probe};
 }
 
 namespace {
@@ -424,11 +463,12 @@ Status ServerCore::listen(const std::string& addr) {
   return Ok{};
 }
 
-// Keeps at most one accept outstanding, and none while maxConnections are open: the
-// kernel's listen backlog then holds further clients until a connection closes.
+// Keeps at most one accept outstanding, and none while maxConnections plus the probe
+// connections are open: the kernel's listen backlog then holds further clients until
+// a connection closes.
 void ServerCore::accept() {
   if (stopped_ || acceptPending_ || !acceptor_.is_open()) return;
-  if (connections_.size() >= limits_.maxConnections) return;
+  if (connections_.size() >= limits_.maxConnections + limits_.probeConnections) return;
   acceptPending_ = true;
   acceptor_.async_accept([self = shared_from_this()](error_code ec, tcp::socket socket) {
     self->onAccept(ec, std::move(socket));
@@ -462,7 +502,8 @@ void ServerCore::onAccept(error_code ec, tcp::socket socket) {
 
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  auto connection = std::make_shared<Connection>(shared_from_this(), std::move(socket));
+  const bool probeOnly = connections_.size() >= limits_.maxConnections;
+  auto connection = std::make_shared<Connection>(shared_from_this(), std::move(socket), probeOnly);
   connections_.emplace(connection.get(), connection);
   ++stats_.connectionsAccepted;
   stats_.connectionsOpen = connections_.size();
@@ -479,7 +520,7 @@ void ServerCore::onConnectionClosed(Connection* connection) {
   accept();  // resumes accepting if the limit had paused it
 }
 
-const HttpHandler* ServerCore::findRoute(std::string_view path, std::string_view* key) const {
+const ServerCore::Route* ServerCore::findRoute(std::string_view path, std::string_view* key) const {
   const auto it = routes_.find(path);
   if (it == routes_.end()) {
     *key = kOtherRoute;
@@ -517,26 +558,32 @@ void ServerCore::countRequest(std::string_view key, unsigned status) {
 }
 
 bool ServerCore::respond(const http::request<http::string_body>& req,
-                         http::response<http::string_body>& res) {
+                         http::response<SharedBody>& res, bool probeOnly) {
   std::string_view target = req.target();
   target = target.substr(0, target.find('?'));
   const bool head = req.method() == http::verb::head;
   const bool get = req.method() == http::verb::get;
 
   std::string_view key;
-  const HttpHandler* handler = findRoute(target, &key);
+  const Route* route = findRoute(target, &key);
   HttpResponse out;
+  bool busy = false;
   if (!get && !head) {
-    key = handler ? key : kOtherRoute;
+    key = route ? key : kOtherRoute;
     out = HttpResponse{405, std::string(kTextPlain), "method not allowed\n"};
-  } else if (handler == nullptr) {
+  } else if (route == nullptr) {
     out = HttpResponse{404, std::string(kTextPlain), "404 page not found\n"};
+  } else if (probeOnly && !route->probe) {
+    busy = true;
+    ++stats_.rejectedBusy;
+    out = HttpResponse{503, std::string(kTextPlain),
+                       "server busy: every connection slot is taken; retry\n"};
   } else {
-    out = invoke(*handler, key);
+    out = invoke(route->handler, key);
   }
   countRequest(key, out.status);
 
-  const bool keepAlive = req.keep_alive() && !stopped_;
+  const bool keepAlive = req.keep_alive() && !stopped_ && !busy;
   res = {};
   res.version(req.version());
   res.result(out.status);
@@ -544,13 +591,14 @@ bool ServerCore::respond(const http::request<http::string_body>& req,
   if (out.status == 405) res.set(http::field::allow, "GET, HEAD");
   res.keep_alive(keepAlive);
   // HEAD: the headers GET would send, Content-Length included, and no body.
-  res.content_length(out.body.size());
-  if (!head) res.body() = std::move(out.body);
+  if (!out.sharedBody) out.sharedBody = std::make_shared<const std::string>(std::move(out.body));
+  res.content_length(out.sharedBody->size());
+  if (!head) res.body() = std::move(out.sharedBody);
   return keepAlive;
 }
 
 bool ServerCore::respondToError(error_code ec, std::string_view target,
-                                http::response<http::string_body>& res) {
+                                http::response<SharedBody>& res) {
   unsigned status = 400;
   std::string_view body = "bad request\n";
   if (ec == http::error::header_limit) {
@@ -578,7 +626,7 @@ bool ServerCore::respondToError(error_code ec, std::string_view target,
   res.set(http::field::content_type, kTextPlain);
   res.keep_alive(false);
   res.content_length(body.size());
-  res.body() = std::string(body);
+  res.body() = std::make_shared<const std::string>(body);
   return true;
 }
 
@@ -606,14 +654,14 @@ std::vector<unsigned> ServerCore::serveBytes(std::string_view bytes) {
       }
       if (ec) break;
     }
-    http::response<http::string_body> res;
+    http::response<SharedBody> res;
     bool keepAlive = false;
     if (ec) {
       const std::string_view target =
           parser.is_header_done() ? parser.get().target() : std::string_view();
       if (!respondToError(ec, target, res)) break;
     } else {
-      keepAlive = respond(parser.get(), res);
+      keepAlive = respond(parser.get(), res, false);
     }
     // Serialized as a connection writes it; a message Beast cannot frame throws here.
     std::ostringstream wire;
@@ -650,8 +698,8 @@ HttpServer::HttpServer(boost::asio::io_context& io, HttpLimits limits)
 
 HttpServer::~HttpServer() { impl_->stop(); }
 
-void HttpServer::route(std::string path, HttpHandler handler) {
-  impl_->addRoute(std::move(path), std::move(handler));
+void HttpServer::route(std::string path, HttpHandler handler, RouteKind kind) {
+  impl_->addRoute(std::move(path), std::move(handler), kind == RouteKind::kProbe);
 }
 
 Status HttpServer::listen(const std::string& addr) { return impl_->listen(addr); }

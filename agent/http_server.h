@@ -4,6 +4,12 @@
 // pauses at the limit, so the kernel backlog queues the rest), capped header and
 // body sizes, read/write/idle timeouts per connection, and nothing blocking: a
 // slow client holds one connection, never the loop.
+//
+// Probes get room scrapers cannot take: past maxConnections, probeConnections more
+// are accepted, and those serve probe routes only (anything else gets 503 and the
+// connection closes). So a kubelet probe is answered while scrapers hold every
+// ordinary slot, which a liveness probe failing under a scrape storm would turn
+// into a restart.
 #pragma once
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this first.
@@ -23,7 +29,11 @@
 namespace koord {
 
 struct HttpLimits {
-  size_t maxConnections = 64;
+  // 100 keep-alive scrapers at once (a load test's, or many Prometheus replicas)
+  // are served, not queued: a queued keep-alive client waits for a slot that a
+  // keep-alive peer never frees until its idle timeout.
+  size_t maxConnections = 128;
+  size_t probeConnections = 8;  // more, for probe routes only (see above)
   size_t maxHeaderBytes = 8 * 1024;
   size_t maxBodyBytes = 1024;
   std::chrono::milliseconds readTimeout{10'000};   // time to receive one whole request
@@ -32,9 +42,18 @@ struct HttpLimits {
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(unsigned code, std::string type, std::string text)
+      : status(code), contentType(std::move(type)), body(std::move(text)) {}
+  HttpResponse(unsigned code, std::string type, std::shared_ptr<const std::string> shared)
+      : status(code), contentType(std::move(type)), sharedBody(std::move(shared)) {}
+
   unsigned status = 200;
   std::string contentType = "text/plain; charset=utf-8";
   std::string body;
+  // When set, the body sent instead of `body`, shared rather than copied: every
+  // connection writing one rendered /metrics page holds the same bytes.
+  std::shared_ptr<const std::string> sharedBody;
 };
 
 // A route handler runs on the loop thread and must not block.
@@ -43,10 +62,11 @@ using HttpHandler = std::function<HttpResponse()>;
 struct HttpStats {
   uint64_t connectionsAccepted = 0;
   uint64_t connectionsOpen = 0;
-  uint64_t connectionsPeak = 0;   // most connections open at once; never above maxConnections
+  uint64_t connectionsPeak = 0;   // most open at once; never above maxConnections + probe ones
   uint64_t timeouts = 0;          // connections closed by a read/write/idle timeout
   uint64_t rejectedTooLarge = 0;  // 431/413 replies
   uint64_t badRequests = 0;       // unparsable requests
+  uint64_t rejectedBusy = 0;      // 503s: a non-probe request on a probe connection
   std::map<std::pair<std::string, unsigned>, uint64_t> requests;  // (route or "other", code)
 };
 
@@ -59,8 +79,10 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Registers a GET route (exact path match). Call before listen().
-  void route(std::string path, HttpHandler handler);
+  // Registers a GET route (exact path match). Call before listen(). A probe route
+  // is also served on the connections kept for probes.
+  enum class RouteKind { kNormal, kProbe };
+  void route(std::string path, HttpHandler handler, RouteKind kind = RouteKind::kNormal);
 
   // Binds and starts accepting. addr is Go-style: ":9316" (all addresses),
   // "127.0.0.1:0" (port picked by the kernel), "[::1]:9316", "localhost:9316".

@@ -190,6 +190,9 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   fs.durationVar(&o.kubeApiWatchTimeout, "kube-api-watch-timeout",
                  "Server-side timeout of a watch, jittered to [t, 2t); a watch silent 30 s past "
                  "it is replaced.");
+  fs.durationVar(&o.kubeApiTimeout, "kube-api-timeout",
+                 "Deadline of a kube-apiserver request other than a watch (list, get, update), "
+                 "connect to last byte (<= 0: 10s).");
   fs.boolVar(&o.configOverridesNodeslo, "config-overrides-nodeslo",
              "Let the --config file win over the cluster's NodeSLO (by default the cluster's "
              "object wins and --config serves nodes without one).");

@@ -49,6 +49,8 @@ struct Options {
   std::string kubernetesServicePort;
   // The server-side timeout of a watch (jittered to [t, 2t)), as client-go's 5 min.
   std::chrono::nanoseconds kubeApiWatchTimeout = std::chrono::minutes(5);
+  // The deadline of every other kube-apiserver request (list, get, update).
+  std::chrono::nanoseconds kubeApiTimeout = std::chrono::seconds(10);
   bool enableNodeMetricReport = true;
   // --config wins over the cluster's NodeSLO (default: the cluster's object wins).
   bool configOverridesNodeslo = false;

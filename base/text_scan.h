@@ -85,7 +85,14 @@ class Fields {
   bool atEnd() const { return rest_.empty(); }
 
  private:
-  bool isSeparator(char c) const { return separators_.find(c) != std::string_view::npos; }
+  // A loop over the few separators: string_view::find calls memchr once per
+  // character, which was half the flat-keyed parsers' cost (callgrind, 110 pods).
+  bool isSeparator(char c) const {
+    for (char s : separators_) {
+      if (s == c) return true;
+    }
+    return false;
+  }
 
   std::string_view rest_;
   std::string_view separators_;

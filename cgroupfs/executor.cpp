@@ -83,6 +83,10 @@ bool Executor::insideKubepods(const std::string& dir) const {
                          dir[root.size()] == '/');
 }
 
+std::string Executor::readOnlyKey() const {
+  return "executor read-only cgroup root " + config_.cgroupRoot;
+}
+
 void Executor::observe(const char* status, Clock::Monotonic since) const {
   if (!observer_) return;
   observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
@@ -246,6 +250,7 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     ++batch.written;
     cache_[p.path] = Cached{text, clock_->now()};
     failures_->success(p.path);
+    failures_->success(readOnlyKey());
     audit(p, oldText, text);
     observe("succeeded", start);
     return true;
@@ -268,11 +273,26 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     status = "denied";
   } else {
     ++batch.failed;
+    // EBUSY: the kernel cannot honour the value now (v1 cpuset.cpus a child still
+    // uses, a memory limit under usage it cannot reclaim); EROFS: the hierarchy is
+    // mounted read-only. Failed writes all the same, told apart in the metric.
+    if (err == EBUSY) status = "busy";
+    if (err == EROFS) status = "read_only";
   }
   cache_.erase(p.path);
-  failures_->failure(p.path, Severity::kWarning,
-                     "write " + quoteText(text, 80) + " to " + p.path + " (was " +
-                         quoteText(oldText, 80) + ") for " + w.owner + ": " + std::strerror(err));
+  const std::string message = "write " + quoteText(text, 80) + " to " + p.path + " (was " +
+                              quoteText(oldText, 80) + ") for " + w.owner + ": " +
+                              std::strerror(err);
+  if (err == EROFS) {
+    // A read-only mount refuses every write under it: one streak for the whole
+    // root, not one line per file (hundreds on a full node).
+    failures_->failure(readOnlyKey(), Severity::kWarning,
+                       message +
+                           " (the cgroup hierarchy is read-only: every write is refused "
+                           "and counted until it is writable)");
+  } else {
+    failures_->failure(p.path, Severity::kWarning, message);
+  }
   observe(status, start);
   return false;
 }
@@ -293,6 +313,20 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
     failures_->success(key);
   } else {
     failures_->failure(key, Severity::kWarning, written.error().message);
+  }
+}
+
+void Executor::forgetUnder(std::string_view dir) {
+  // Owners sort by dir: "<dir>", "<dir>-x" and "<dir>/..." all follow the first
+  // key not below (dir, first knob), and every key with the prefix is among them.
+  auto it = owners_.lower_bound({std::string(dir), Knob{}});
+  while (it != owners_.end() && it->first.first.starts_with(dir)) {
+    const std::string& d = it->first.first;
+    if (d.size() == dir.size() || d[dir.size()] == '/') {
+      it = owners_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -6,8 +6,9 @@
 // kernel requires (for hierarchical knobs: decreases child-first, then increases
 // parent-first; a CPU list that is neither grows to the union parent-first and
 // shrinks child-first), writes, and records every change in a bounded JSON-lines
-// audit log. ENOENT (a pod just deleted) is normal; EINVAL and EACCES are counted
-// and logged once per path. With dry-run it logs what it would write, and writes
+// audit log. ENOENT (a pod just deleted) is normal; EINVAL, EACCES, EBUSY and other
+// errors are counted and logged once per path; EROFS (a read-only mount) once for
+// the whole root. With dry-run it logs what it would write, and writes
 // nothing.
 //
 // Forced rewrites (--resource-force-update-seconds): every write reads the file
@@ -58,7 +59,7 @@ struct ExecutorStats {
   uint64_t vanished = 0;     // ENOENT: the cgroup is gone
   uint64_t invalid = 0;      // EINVAL
   uint64_t denied = 0;       // EACCES / EPERM
-  uint64_t failed = 0;       // any other error
+  uint64_t failed = 0;       // any other error (EBUSY and EROFS among them)
   uint64_t refused = 0;      // outside the kubepods hierarchy, a second owner, out of range
   ExecutorStats& operator+=(const ExecutorStats& o) {
     written += o.written;
@@ -76,7 +77,8 @@ struct ExecutorStats {
 class Executor {
  public:
   // Per write attempted: "succeeded", "unchanged", "unsupported", "vanished",
-  // "invalid", "denied", "failed"; and the time it took (for
+  // "invalid" (EINVAL, ERANGE), "denied" (EACCES, EPERM), "busy" (EBUSY),
+  // "read_only" (EROFS), "failed" (any other error); and the time it took (for
   // koordlet_resource_update_duration_milliseconds).
   using Observer = std::function<void(const char* status, double millis)>;
 
@@ -92,6 +94,11 @@ class Executor {
   // Knob owners held (for the churn tests and the soak): an owner not asked to write
   // a knob for two force periods lets it go, so the map follows the live cgroups.
   size_t ownerCount() const { return owners_.size(); }
+
+  // Lets go of the owners of `dir` and of every cgroup under it: the caller's pod
+  // left. Without it a gone pod's owners stay two force periods, which under churn
+  // (a pod a second) is a hundred pods' worth more than the live ones.
+  void forgetUnder(std::string_view dir);
 
   // Applies one batch in the order described above. Returns the batch's counts
   // (also accumulated in stats()). Counts and observer calls are per attempted
@@ -135,6 +142,8 @@ class Executor {
   // Writes text (the target or an intermediate CPU union); false on failure.
   bool writeFile(const Pending& p, const std::string& text, const std::string& oldText,
                  ExecutorStats& batch);
+  // The failure-log key of writes refused by a read-only mount: one per root.
+  std::string readOnlyKey() const;
   void audit(const Pending& p, const std::string& oldText, const std::string& newText);
   void observe(const char* status, Clock::Monotonic since) const;
   ExecutorConfig config_;

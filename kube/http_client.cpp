@@ -31,6 +31,7 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -196,7 +197,11 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::optional<ssl::stream<beast::tcp_stream>> tls_;
   http::request<http::string_body> req_;
   beast::flat_buffer buffer_;
-  std::optional<http::response_parser<http::string_body>> whole_;
+  // A whole reply's body gathers in a multi_buffer, not a string: a string doubling
+  // towards maxBodyBytes copies itself, so a reply refused at the bound (a 100 MB
+  // PodList) would peak at about twice it; buffers are only appended, and the one copy
+  // into the reply's string is made for a reply that is kept.
+  std::optional<http::response_parser<http::dynamic_body>> whole_;
   std::optional<http::response_parser<http::buffer_body>> streamed_;
   std::vector<char> chunk_;
   Step step_ = Step::kResolve;
@@ -468,7 +473,8 @@ void Exchange::onRead(error_code ec) {
   HttpReply out;
   out.status = res.result_int();
   out.retryAfter = parseRetryAfter(res[http::field::retry_after]);
-  out.body = std::move(res.body());
+  out.body = beast::buffers_to_string(res.body().data());
+  res.body().clear();
   KLOG_V(4)
       << p_.logName << ": " << p_.what << " -> " << out.status << ", " << out.body.size()
       << " bytes in "

@@ -33,9 +33,12 @@ void InformerState::listed(std::string resourceVersion, std::optional<nlohmann::
   rv_ = std::move(resourceVersion);
   object_ = std::move(object);
   synced_ = true;
-  goneOnce_ = false;
   lastFailureTransport_ = false;
-  backoff_.reset();
+  // A list after a 410 is not yet progress: a server that answers every watch from
+  // it with 410 again (a watch cache behind its storage) must meet a growing
+  // back-off, not a list-watch loop at the rate limit. The watch's first event or
+  // bookmark, or its clean end, clears it.
+  if (!goneOnce_) backoff_.reset();
   pending_ = rv_.empty() ? Pending::kList : Pending::kWatch;
   if (rv_.empty()) {
     // A list without a resourceVersion cannot start a watch: treat as a failure.
@@ -70,7 +73,10 @@ bool InformerState::event(const WatchEvent& e) {
   return true;
 }
 
-void InformerState::watchEnded() { pending_ = rv_.empty() ? Pending::kList : Pending::kWatch; }
+void InformerState::watchEnded() {
+  goneOnce_ = false;
+  pending_ = rv_.empty() ? Pending::kList : Pending::kWatch;
+}
 
 void InformerState::failed(unsigned httpStatus, std::optional<std::chrono::seconds> retryAfter) {
   if (httpStatus == 410) {

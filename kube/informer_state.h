@@ -15,7 +15,10 @@
 //    without an event is not (a proxy answering 200 with nothing, client-go's "very
 //    short watch"): the driver reports it as a failure, so it backs off.
 //  * 410 Gone (an ERROR event, or the watch's or list's status): the version is
-//    compacted: LIST again, at once the first time, with back-off if it repeats.
+//    compacted: LIST again, at once the first time, with back-off if it repeats
+//    before the watch made progress (an event, a bookmark or a clean end): the
+//    list in between does not count, or a 410 storm would be a tight list-watch
+//    loop.
 //  * Anything else that fails (transport, timeout, a watch silent past its timeout,
 //    5xx, 401/403, a malformed event): wait the back-off and resume — watch from
 //    the last resourceVersion when there is one, else list. A 429's or 503's

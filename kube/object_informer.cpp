@@ -124,6 +124,16 @@ void ObjectInformer::succeeded() {
   }
 }
 
+std::string ObjectInformer::expiredKey() const {
+  return "kube-api " + config_.resource + " expired";
+}
+
+void ObjectInformer::progressed() {
+  if (!expiredStreak_) return;
+  expiredStreak_ = false;
+  failures_.success(expiredKey());
+}
+
 void ObjectInformer::fail(const std::string& what, unsigned httpStatus,
                           std::optional<std::chrono::seconds> ra, const std::string& body) {
   const std::string source = what + " " + config_.resource + "/" + config_.name;
@@ -245,9 +255,13 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
         const std::string source = "watch " + config_.resource + "/" + config_.name;
         if (e.statusCode == 410) {
           // Expired: the normal end of a watch whose history the server compacted
-          // (after its restart, or a long disconnect). Re-list; not a failure.
-          KLOG_INFO << source << ": resourceVersion " << state_.resourceVersion() << " expired ("
-                    << e.message << "), listing again";
+          // (after its restart, or a long disconnect). Re-list; not a failure, but
+          // logged once per streak: a server answering every watch 410 (a storm)
+          // must not write a line a round. The watch's progress ends the streak.
+          failures_.failure(expiredKey(), Severity::kInfo,
+                            source + ": resourceVersion " + state_.resourceVersion() +
+                                " expired (" + e.message + "), listing again");
+          expiredStreak_ = true;
         } else {
           ++watchFailures_;
           lastError_ =
@@ -259,6 +273,7 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
         return false;
       }
       ++w->events;
+      progressed();
       if (state_.event(e)) notify();
       if (*epoch != mine) return false;  // the callback stopped us
     }
@@ -281,6 +296,7 @@ void ObjectInformer::watch(const std::string& resourceVersion) {
       ++watchFailures_;
       fail("watch", 0, std::nullopt, "the watch ended at once without an event");
     } else {
+      progressed();
       state_.watchEnded();
     }
     step();

@@ -13,8 +13,8 @@
 // minute) is dropped and resumed: a silent watch is replaced, never waited on.
 //
 // Failures are logged through the FailureLog (one line per streak, keyed by the
-// resource) and kept for /readyz: lastError() says why the informer is not
-// watching.
+// resource; 410 Expired re-lists have their own key, one line per storm) and kept for /readyz:
+// lastError() says why the informer is not watching.
 #pragma once
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this first.
@@ -83,6 +83,10 @@ class ObjectInformer {
   void fail(const std::string& what, unsigned httpStatus, std::optional<std::chrono::seconds> ra,
             const std::string& body);
   void succeeded();
+  // The FailureLog key of 410 Expired streaks, and the end of one (a watch event,
+  // bookmark or clean end).
+  std::string expiredKey() const;
+  void progressed();
   // Calls the change handler; one that throws is logged, the informer goes on.
   void notify();
   std::string selector() const;
@@ -101,6 +105,7 @@ class ObjectInformer {
   std::shared_ptr<uint64_t> epoch_ = std::make_shared<uint64_t>(0);
   bool running_ = false;
   bool watching_ = false;
+  bool expiredStreak_ = false;  // a 410 was logged and the watch made no progress since
   std::string lastError_;
   uint64_t events_ = 0;
   uint64_t watchFailures_ = 0;

@@ -106,6 +106,9 @@ Exporter::Exporter(std::string nodeName, std::string version)
                                     "Duration of the last round of a collector");
   collectorErrors_ = &counterFamily("koordlet_collector_errors_total",
                                     "Errors met by a collector: files unreadable or malformed");
+  collectorRounds_ = &counterFamily("koordlet_collect_rounds_total",
+                                    "Rounds a collector has completed: its rate against the "
+                                    "collect interval shows whether the loop keeps time");
   resourceUpdate_ = &histogramFamily(
       "koordlet_resource_update_duration_milliseconds",
       "Time of one cgroup write attempt by the executor (read, compare, write), by outcome");
@@ -138,9 +141,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
                                  "NRI connections the plugin closed because the runtime broke a "
                                  "limit: stopped reading what the plugin sends (write_queue), or "
                                  "sent a Synchronize over its pod, container or byte limit "
-                                 "(synchronize)");
+                                 "(synchronize), or sent what the protocol forbids: a frame or "
+                                 "message over its limit, or one that does not parse (protocol)");
     nriWriteQueueCloses_ = &closes.Add({{"node", node_}, {"limit", "write_queue"}});
     nriSyncCloses_ = &closes.Add({{"node", node_}, {"limit", "synchronize"}});
+    nriProtocolCloses_ = &closes.Add({{"node", node_}, {"limit", "protocol"}});
   }
   beSuppress_ = &gaugeFamily("koordlet_be_suppress_cpu_cores",
                              "CPU cores best-effort pods may use under CPU suppress, by policy");
@@ -200,6 +205,10 @@ Exporter::Exporter(std::string nodeName, std::string version)
   cacheBytes_ = &gaugeFamily("koordlet_metric_cache_bytes",
                              "Bytes held by the in-memory metric cache (rings and keys)")
                      .Add({});
+
+  stateEntries_ = &gaugeFamily("koordlet_state_entries",
+                               "Entries the agent keeps per pod, cgroup or key, by holder: flat "
+                               "while pods come and go, else state is not freed");
 
   gaugeFamily("koordlet_build_info", "Build information of the agent; the value is always 1")
       .Add({{"version", version}, {"compiler", "g++ " __VERSION__}})
@@ -290,6 +299,7 @@ void Exporter::recordCollector(const std::string& collector, double seconds, siz
   collectorDuration_->Add(labels).Set(seconds);
   // Add() also creates the series at 0, so a healthy collector shows an explicit 0.
   collectorErrors_->Add(labels).Increment(static_cast<double>(errors));
+  collectorRounds_->Add(labels).Increment();
 }
 
 void Exporter::recordSelf(const SelfSample& s) {
@@ -333,6 +343,12 @@ void Exporter::recordKubeletRequest(const KubeletRequestSample& r) {
 }
 
 void Exporter::setPodCount(size_t pods) { podCount_->Set(static_cast<double>(pods)); }
+
+void Exporter::recordStateEntries(const std::vector<std::pair<std::string, size_t>>& holders) {
+  for (const auto& [holder, entries] : holders) {
+    stateEntries_->Add({{"node", node_}, {"state", holder}}).Set(static_cast<double>(entries));
+  }
+}
 
 void Exporter::recordCache(size_t series, size_t bytes) {
   cacheSeries_->Set(static_cast<double>(series));
@@ -617,9 +633,10 @@ void Exporter::recordNri(bool enabled, const std::string& state, uint64_t attemp
   mirror(*nriDisconnects_, nriDisconnectsLast_, static_cast<double>(disconnects));
 }
 
-void Exporter::recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize) {
+void Exporter::recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize, uint64_t protocol) {
   mirror(*nriWriteQueueCloses_, nriWriteQueueClosesLast_, static_cast<double>(writeQueue));
   mirror(*nriSyncCloses_, nriSyncClosesLast_, static_cast<double>(synchronize));
+  mirror(*nriProtocolCloses_, nriProtocolClosesLast_, static_cast<double>(protocol));
 }
 
 }  // namespace koord

@@ -84,6 +84,7 @@ struct KubeApiSample {
   // (verb, resource, code) -> requests finished.
   std::map<std::tuple<std::string, std::string, std::string>, uint64_t> requests;
   std::map<std::string, bool> watchSynced;  // resource -> listed and watching
+  std::map<std::string, uint64_t> relists;  // resource -> lists after the first
   uint64_t throttledRequests = 0;           // waited on the client-side rate limit
   double throttledSeconds = 0;
   std::optional<double> nodeMetricLastReport;  // unix seconds of the last good report
@@ -113,6 +114,9 @@ class Exporter {
   // collection round; series of pods and containers not in it are removed.
   void recordPods(const PodsSample& sample);
   void recordCache(size_t series, size_t bytes);
+  // Sizes of the agent's per-pod and per-key state, by holder (executor owners,
+  // failure-log keys, ...): what the churn soak watches for leaks.
+  void recordStateEntries(const std::vector<std::pair<std::string, size_t>>& holders);
 
   // --- QoS manager and executor ---
   // One attempted cgroup write: koordlet_resource_update_duration_milliseconds
@@ -170,7 +174,8 @@ class Exporter {
   // (cumulative): koordlet_nri_limit_closes_total{limit="write_queue"} (the runtime
   // stopped reading what we send), {limit="synchronize"} (a Synchronize over the
   // plugin's pod, container or byte limit, refused with code 8).
-  void recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize);
+  // {limit="protocol"} (a frame or message over its limit, or malformed).
+  void recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize, uint64_t protocol);
 
   // The --config file: generation of the config in force, rejected reloads, and
   // whether the last read of the file was accepted.
@@ -236,6 +241,7 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* featureSupported_;
   prometheus::Family<prometheus::Gauge>* collectorDuration_;
   prometheus::Family<prometheus::Counter>* collectorErrors_;
+  prometheus::Family<prometheus::Counter>* collectorRounds_;
   prometheus::Gauge* kubeletUp_;
   prometheus::Family<prometheus::Gauge>* kubeletTls_;
   prometheus::Family<prometheus::Counter>* resourceRefused_;
@@ -266,7 +272,8 @@ class Exporter {
   double nriAttemptsLast_ = 0, nriConnectsLast_ = 0, nriDisconnectsLast_ = 0;
   prometheus::Counter* nriWriteQueueCloses_;
   prometheus::Counter* nriSyncCloses_;
-  double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0;
+  prometheus::Counter* nriProtocolCloses_;
+  double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0, nriProtocolClosesLast_ = 0;
   std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
   prometheus::Family<prometheus::Gauge>* beSuppressLsFamily_;
@@ -294,6 +301,8 @@ class Exporter {
            std::pair<prometheus::Counter*, double>>
       kubeApiRequestsLast_;
   prometheus::Family<prometheus::Gauge>* kubeApiWatchSynced_ = nullptr;
+  prometheus::Family<prometheus::Counter>* kubeApiRelists_ = nullptr;
+  std::map<std::string, std::pair<prometheus::Counter*, double>> kubeApiRelistsLast_;
   prometheus::Counter* kubeApiThrottled_ = nullptr;
   prometheus::Counter* kubeApiThrottledSeconds_ = nullptr;
   double kubeApiThrottledLast_ = 0, kubeApiThrottledSecondsLast_ = 0;
@@ -314,6 +323,7 @@ class Exporter {
   prometheus::Gauge* configGood_;
   prometheus::Gauge* cacheSeries_;
   prometheus::Gauge* cacheBytes_;
+  prometheus::Family<prometheus::Gauge>* stateEntries_;
 
   prometheus::Counter* processCpu_;
   double processCpuLast_ = 0;

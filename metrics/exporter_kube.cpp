@@ -19,6 +19,10 @@ void Exporter::initKubeApi() {
   kubeApiWatchSynced_ =
       &gaugeFamily("koordlet_kube_api_watch_synced",
                    "1 when the resource's informer has listed and its watch is open, else 0");
+  kubeApiRelists_ = &counterFamily(
+      "koordlet_kube_api_relists_total",
+      "Lists of an informer's object after its first, by resource: after a 410 Gone (the "
+      "watch's version expired) or a failure before a watch could resume");
   kubeApiThrottledFamily_ = &counterFamily("koordlet_kube_api_throttled_requests_total",
                                            "Requests that waited on the client-side rate limit "
                                            "(--kube-api-qps, --kube-api-burst)");
@@ -62,6 +66,14 @@ void Exporter::recordKubeApi(const KubeApiSample& s) {
   }
   for (const auto& [resource, synced] : s.watchSynced) {
     kubeApiWatchSynced_->Add({{"node", node_}, {"resource", resource}}).Set(synced ? 1 : 0);
+  }
+  for (const auto& [resource, total] : s.relists) {
+    auto it = kubeApiRelistsLast_.find(resource);
+    if (it == kubeApiRelistsLast_.end()) {
+      auto& c = kubeApiRelists_->Add({{"node", node_}, {"resource", resource}});
+      it = kubeApiRelistsLast_.emplace(resource, std::make_pair(&c, 0.0)).first;
+    }
+    mirror(*it->second.first, it->second.second, static_cast<double>(total));
   }
   mirror(*kubeApiThrottled_, kubeApiThrottledLast_, static_cast<double>(s.throttledRequests));
   mirror(*kubeApiThrottledSeconds_, kubeApiThrottledSecondsLast_, s.throttledSeconds);

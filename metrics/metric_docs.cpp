@@ -201,6 +201,7 @@ void driveExporter(Exporter& e) {
   pods.be.realLimitMilli = 2000;
   e.recordPods(pods);
   e.recordCache(10, 4096);
+  e.recordStateEntries({{"executor_owners", 12}});
 
   e.recordResourceUpdate("succeeded", 0.05);
   e.recordResourceRefusal("out_of_range");
@@ -218,13 +219,14 @@ void driveExporter(Exporter& e) {
   e.recordResctrlMon({mon});
   e.recordRuntimeHook("CPUSetAllocator", "PreCreateContainer", true, 0.1);
   e.recordNri(true, "connected", 1, 1, 0);
-  e.recordNriLimitCloses(0, 0);
+  e.recordNriLimitCloses(0, 0, 0);
   e.recordConfig(1, 0, true);
 
   KubeApiSample api;
   api.reachable = true;
   api.requests[{"WATCH", "nodeslos", "200"}] = 3;
   api.watchSynced["nodeslos"] = true;
+  api.relists["nodeslos"] = 1;
   api.throttledRequests = 1;
   api.throttledSeconds = 0.05;
   api.nodeMetricLastReport = 1700000000;

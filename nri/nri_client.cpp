@@ -184,6 +184,10 @@ struct NriClient::Impl {
           }
           auto out = session->receive(std::string_view(readBuf.data(), n));
           if (!out) {
+            if (session->stats().protocolErrors > 0) {
+              std::lock_guard lock(mu);
+              ++st.protocolCloses;
+            }
             fail(out.error().message, true);  // protocol error or refused registration
             return;
           }

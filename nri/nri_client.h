@@ -72,6 +72,9 @@ struct NriStatus {
   // per event: each is one "lost"/failure line).
   uint64_t writeQueueOverflows = 0;  // the runtime stopped reading what we send
   uint64_t syncRefusals = 0;         // a Synchronize over the session's SyncLimits
+  // The runtime sent what the protocol forbids: a frame or message over its limit, or
+  // one that does not parse (PluginSession::Stats::protocolErrors).
+  uint64_t protocolCloses = 0;
   std::string runtimeName;
   std::string runtimeVersion;
   int32_t events = 0;

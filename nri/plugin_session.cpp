@@ -72,6 +72,7 @@ Result<std::string> PluginSession::receive(std::string_view bytes) {
   if (phase_ == Phase::kFailed) return makeError("NRI session already failed");
   if (auto st = mux_.feed(bytes); !st) {
     phase_ = Phase::kFailed;
+    ++stats_.protocolErrors;
     return st.error();
   }
   // Replies to our calls first: a refused registration ends the session before we
@@ -81,6 +82,7 @@ Result<std::string> PluginSession::receive(std::string_view bytes) {
     auto next = nextMessage(runtimeStream);
     if (!next) {
       phase_ = Phase::kFailed;
+      ++stats_.protocolErrors;
       return makeError("runtime service conn: " + next.error().message);
     }
     if (!next->has_value()) break;
@@ -95,6 +97,7 @@ Result<std::string> PluginSession::receive(std::string_view bytes) {
     auto next = nextMessage(pluginStream);
     if (!next) {
       phase_ = Phase::kFailed;
+      ++stats_.protocolErrors;
       return makeError("plugin service conn: " + next.error().message);
     }
     if (!next->has_value()) break;
@@ -116,6 +119,7 @@ Result<std::string> PluginSession::receive(std::string_view bytes) {
       wire::Request req;
       if (!req.ParseFromString(msg.data)) {
         phase_ = Phase::kFailed;
+        ++stats_.protocolErrors;
         return makeError("plugin service conn: unparsable ttrpc request on stream " +
                          std::to_string(msg.streamId));
       }

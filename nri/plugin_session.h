@@ -133,6 +133,10 @@ class PluginSession {
     uint64_t syncRefused = 0;     // Synchronize refused for exceeding SyncLimits
     uint64_t updateReplies = 0;   // replies to our UpdateContainers calls
     uint64_t updateFailures = 0;  // of which failed (status or failed containers)
+    // What the runtime sent that could not be read (a mux frame or ttrpc message over
+    // its limit or malformed, an unparsable request): the session fails. A refused
+    // registration is not one.
+    uint64_t protocolErrors = 0;
   };
   const Stats& stats() const { return stats_; }
 

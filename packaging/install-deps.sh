@@ -29,6 +29,8 @@ TEST_PACKAGES=(
   clang libclang-rt-14-dev
   # benchmarks
   prometheus-node-exporter
+  # the /metrics load test (wrk) and the memcheck run of the agent (valgrind)
+  wrk valgrind
   # packaging: make deb (dpkg-deb, dpkg-shlibdeps), the unit check (systemd-analyze),
   # helm and kubectl (npm registry package, unzip for its layer.zip)
   dpkg-dev systemd unzip

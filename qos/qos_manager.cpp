@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "base/log.h"
 
@@ -146,9 +147,28 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
   return snap;
 }
 
+void QosManager::forgetGonePods(const std::vector<Pod>& pods) {
+  std::unordered_set<std::string_view> live;
+  live.reserve(pods.size());
+  for (const Pod& pod : pods) {
+    live.insert(pod.uid);
+    if (!podDirs_.contains(pod.uid))
+      podDirs_.emplace(pod.uid, layout_.podDir(pod.kubeQos, pod.uid));
+  }
+  for (auto it = podDirs_.begin(); it != podDirs_.end();) {
+    if (live.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    executor_->forgetUnder(it->second);
+    it = podDirs_.erase(it);
+  }
+}
+
 QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cache,
                             const NodeSloSpec& spec, const EvictionLedger* evictions) {
   QosRound round;
+  forgetGonePods(pods);
   const Clock::Monotonic now = clock_->now();
   // A strategy that is not enabled costs nothing: no snapshot for it, no write, no
   // reset, and its interval does not start (koordlet writes nothing for a feature

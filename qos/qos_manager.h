@@ -43,6 +43,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
@@ -159,6 +160,8 @@ class QosManager {
   NodeFacts& mutableNode() { return node_; }
   // Whether the kernel has memory.min/low/high; defaults to the executor's probe.
   void setMemoryQosSupported(bool supported) { node_.memoryQosKernel = supported; }
+  // Per-pod entries it keeps between rounds (the pinned CPUs of each pod).
+  size_t stateEntries() const { return pinned_.size() + podDirs_.size(); }
 
  private:
   struct Entry {
@@ -181,6 +184,10 @@ class QosManager {
   // resource-status annotation text -> its CPUs, per pod uid (the pod list changes
   // every sync, the annotation almost never; parse once).
   mutable std::map<std::string, std::pair<std::string, std::vector<int>>> pinned_;
+  // Each listed pod's cgroup dir, by uid: a pod gone from the list has its executor
+  // owners let go at once (Executor::forgetUnder).
+  std::unordered_map<std::string, std::string> podDirs_;
+  void forgetGonePods(const std::vector<Pod>& pods);
 };
 
 }  // namespace koord

@@ -44,9 +44,11 @@ constexpr auto kClientTimeout = 10s;
 constexpr size_t kBigBodyBytes = 16u << 20;
 constexpr std::string_view kTextPlain = "text/plain; charset=utf-8";
 
-// Long timeouts, so only the test that is about a timeout sees one fire.
+// Long timeouts, so only the test that is about a timeout sees one fire; no probe
+// connections, so only the tests about them see a slot past maxConnections.
 HttpLimits relaxedLimits() {
   HttpLimits limits;
+  limits.probeConnections = 0;
   limits.readTimeout = 10s;
   limits.writeTimeout = 10s;
   limits.idleTimeout = 10s;
@@ -63,6 +65,12 @@ class TestServer {
     server_.route("/metrics", [] {
       return HttpResponse{200, "text/plain; version=0.0.4", "up 1\n"};
     });
+    server_.route(
+        "/healthz",
+        [] {
+          return HttpResponse{200, std::string(kTextPlain), "ok\n"};
+        },
+        HttpServer::RouteKind::kProbe);
     server_.route("/big", [] {
       return HttpResponse{200, "application/octet-stream", std::string(kBigBodyBytes, 'x')};
     });
@@ -561,6 +569,51 @@ TEST_CASE("at maxConnections the server stops accepting until a connection close
   stats = ts.stats();
   CHECK(stats.connectionsAccepted == 3);
   CHECK(stats.connectionsPeak == 2);
+}
+
+TEST_CASE("past maxConnections a probe is still answered and a scrape gets 503", "[http]") {
+  auto limits = relaxedLimits();
+  limits.maxConnections = 2;
+  limits.probeConnections = 1;
+  TestServer ts(limits);
+  ts.start();
+  // Two keep-alive scrapers take every ordinary slot.
+  Client a(ts.port());
+  Client b(ts.port());
+  for (Client* c : {&a, &b}) {
+    REQUIRE(c->send(get("/metrics")));
+    REQUIRE(c->readResponse());
+  }
+  // The kept slot serves a probe, again and again on the same connection...
+  Client probe(ts.port());
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(probe.send(get("/healthz")));
+    auto r = probe.readResponse();
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(r->body == "ok\n");
+  }
+  // ...and a scrape there gets 503 and the connection closes, freeing the slot.
+  REQUIRE(probe.send(get("/metrics")));
+  auto busy = probe.readResponse();
+  REQUIRE(busy);
+  CHECK(busy->status == 503);
+  CHECK(busy->headers["connection"] == "close");
+  CHECK(probe.readToEnd() == End::kClosed);
+  // With the kept slot held by another client, a fourth waits in the backlog.
+  Client probe2(ts.port());
+  REQUIRE(probe2.send(get("/healthz")));
+  REQUIRE(probe2.readResponse());
+  Client waiting(ts.port());
+  REQUIRE(waiting.send(get("/healthz")));
+  waiting.setReceiveTimeout(500ms);
+  CHECK_FALSE(waiting.readResponse());
+  auto stats = ts.stats();
+  CHECK(stats.connectionsOpen == 3);
+  CHECK(stats.connectionsPeak == 3);
+  CHECK(stats.rejectedBusy == 1);
+  CHECK(requestCount(stats, "/metrics", 503) == 1);
+  CHECK(requestCount(stats, "/healthz", 200) == 4);
 }
 
 TEST_CASE("at maxConnections a waiting client is served once an idle connection times out",

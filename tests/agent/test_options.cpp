@@ -111,6 +111,7 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "check",
                                             "service-account-dir",
                                             "kube-api-watch-timeout",
+                                            "kube-api-timeout",
                                             "config-overrides-nodeslo"};
 
 // A valid value for a flag, by the type usageText() shows for it.

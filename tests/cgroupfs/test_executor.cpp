@@ -149,10 +149,9 @@ TEST_CASE("values outside the knob's range are refused and counted, never clampe
   Fixture f;
   std::vector<std::string> reasons;
   f.executor().onRefuse([&](const char* reason) { reasons.emplace_back(reason); });
-  const ExecutorStats s =
-      f.executor().apply({shares(kPod, 0), quota(kPod, -5),
-                          CgroupWrite{kPod, Knob::kMemoryLimit, KnobValue::of(-20), "memqos"},
-                          shares(kCtr, 512)});
+  const ExecutorStats s = f.executor().apply(
+      {shares(kPod, 0), quota(kPod, -5),
+       CgroupWrite{kPod, Knob::kMemoryLimit, KnobValue::of(-20), "memqos"}, shares(kCtr, 512)});
   CHECK(s.refused == 3);
   CHECK(s.written == 1);  // the good write in the same batch still lands
   CHECK(reasons == std::vector<std::string>(3, "out_of_range"));
@@ -193,6 +192,27 @@ TEST_CASE("knob owners of cgroups nobody asks for any more are let go after two 
   CHECK(f.executor().ownerCount() >= 11);
   // The pod that stayed keeps its owner: another strategy is still refused.
   CHECK(f.executor().apply({shares(kPod, 256, "other")}).refused == 1);
+}
+
+TEST_CASE("a pod's owners, and its containers', are let go at once when the pod is forgotten",
+          "[executor]") {
+  Fixture f;
+  const std::string gone = "kubepods/besteffort/pod-a";
+  const std::string sibling = "kubepods/besteffort/pod-a-2";  // shares the prefix, stays
+  for (const std::string& d : {gone, gone + "/ctr-1", gone + "/ctr-2", sibling}) {
+    f.tree.write("cpu/" + d + "/cpu.shares", "1024\n");
+  }
+  f.tree.write("cpu/" + gone + "/cpu.cfs_quota_us", "-1\n");
+  f.executor().apply({shares(gone, 2), shares(gone + "/ctr-1", 2), shares(gone + "/ctr-2", 2),
+                      quota(gone, 50000), shares(sibling, 2), shares(kPod, 512)});
+  REQUIRE(f.executor().ownerCount() == 6);
+  f.executor().forgetUnder(gone);
+  CHECK(f.executor().ownerCount() == 2);
+  // The survivors keep their owners: another strategy is still refused on them...
+  CHECK(f.executor().apply({shares(sibling, 4, "other")}).refused == 1);
+  CHECK(f.executor().apply({shares(kPod, 4, "other")}).refused == 1);
+  // ...and the forgotten dir has none: a new owner may write it.
+  CHECK(f.executor().apply({shares(gone, 4, "other")}).refused == 0);
 }
 
 TEST_CASE("a file that already holds the value is not written", "[executor]") {

@@ -334,9 +334,22 @@ TEST_CASE(
   if (!why.empty()) failWith("suppress on again by the NodeSLO", why);
 
   // 9. Counts, watches and the User-Agent.
-  auto m = httpGet(port, "/metrics");
-  REQUIRE(m);
-  Scrape after(m->body);
+  // The watches are re-opened after the restart a moment after the edit arrives
+  // (by the relist): poll until every one is synced again.
+  std::optional<Scrape> scraped;
+  why = waitFor(kPhase, [&]() -> std::string {
+    auto m = httpGet(port, "/metrics");
+    if (!m || m->status != 200) return "no /metrics";
+    scraped.emplace(m->body);
+    for (const char* r : {"nodeslos", "nodes", "nodemetrics"}) {
+      if (scraped->value("koordlet_kube_api_watch_synced", {{"resource", r}}) != 1) {
+        return std::string("watch not synced: ") + r;
+      }
+    }
+    return "";
+  });
+  if (!why.empty()) failWith("watches synced after the API restart", why);
+  const Scrape& after = *scraped;
   CHECK(after.value("koordlet_kube_api_reachable", {{"node", kNode}}) == 1);
   CHECK(after.value("koordlet_kube_api_watch_synced", {{"resource", "nodeslos"}}) == 1);
   CHECK(after.value("koordlet_node_metric_reports_total", {{"result", "ok"}}).value_or(0) >= 1);

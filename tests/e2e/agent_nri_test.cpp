@@ -367,14 +367,21 @@ TEST_CASE(
   CHECK_FALSE(skipped.response.adjust().linux().has_resources());
 
   // 5. What an operator scrapes: hook timings, the connection, a clean exposition.
-  auto metrics = httpGet(*port, "/metrics");
-  REQUIRE(metrics);
+  // The agent serves one rendered page for up to 250 ms: poll until it shows the calls.
+  std::optional<koord::test::HttpReply> metrics;
+  std::optional<double> created;
+  why = waitFor(kLimit, [&]() -> std::string {
+    metrics = httpGet(*port, "/metrics");
+    if (!metrics) return "no scrape";
+    created = Scrape(metrics->body)
+                  .value("koordlet_runtime_hook_invoked_duration_milliseconds_count",
+                         {{"hook", "BatchResource"},
+                          {"stage", "PreCreateContainer"},
+                          {"status", "succeeded"}});
+    return created && *created >= 3 ? "" : "fewer than 3 PreCreateContainer hook runs exported";
+  });
+  if (!why.empty()) fail(why);
   Scrape scrape(metrics->body);
-  auto created = scrape.value(
-      "koordlet_runtime_hook_invoked_duration_milliseconds_count",
-      {{"hook", "BatchResource"}, {"stage", "PreCreateContainer"}, {"status", "succeeded"}});
-  REQUIRE(created);
-  CHECK(*created >= 3);
   CHECK(scrape.value("koordlet_nri_connected") == 1.0);
   koord::test::PromtoolResult lint = koord::test::promtoolCheck(metrics->body);
   if (lint.ran) {

@@ -23,11 +23,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A TCP port nothing listens on now (bash's /dev/tcp connect fails on a free port).
+# A TCP port nothing listens on now (bash's /dev/tcp connect fails on a free port),
+# chosen below the kernel's ephemeral range (net.ipv4.ip_local_port_range): a port
+# in that range can be handed to some process's outgoing connection between this
+# check and the listener's bind ("address already in use").
 free_port() {
-  local p
+  local p low=32768 span
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  ((low > 12000)) || fail "ip_local_port_range starts at $low: no room below it for test ports"
+  span=$((low - 10000))
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 20000))
+    p=$((10000 + (RANDOM * 32768 + RANDOM) % span))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return 0; fi
   done
   fail "no free port found"

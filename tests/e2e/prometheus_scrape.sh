@@ -6,7 +6,6 @@ BIN=${1:?usage: prometheus_scrape.sh path/to/koordlet}
 command -v prometheus >/dev/null || skip "prometheus not installed (Debian package prometheus; make test installs it)"
 
 start_agent "$BIN" "$WORK/agent.log"
-PROM_PORT=$(free_port)
 cat >"$WORK/prometheus.yml" <<YAML
 global:
   scrape_interval: 1s
@@ -16,9 +15,29 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$AGENT_PORT']
 YAML
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-PIDS+=("$!")
+# Another test's process may take the free port before Prometheus binds it: a
+# Prometheus that exits saying so is started again on another port.
+for attempt in 1 2 3 4 5; do
+  PROM_PORT=$(free_port)
+  prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+  PROM_PID=$!
+  PIDS+=("$PROM_PID")
+  started=""
+  # Listening (any HTTP answer) or gone; a slow start past 30 s counts as started.
+  for _ in $(seq 1 300); do
+    if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PROM_PORT/-/healthy"; then started=1; break; fi
+    kill -0 "$PROM_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$PROM_PID" 2>/dev/null && started=1
+  [ -n "$started" ] && break
+  kill -9 "$PROM_PID" 2>/dev/null || true
+  grep -q "address already in use" "$WORK/prometheus.log" ||
+    { cat "$WORK/prometheus.log" >&2; fail "Prometheus did not start"; }
+  echo "port $PROM_PORT was taken before Prometheus bound it (attempt $attempt); another port" >&2
+done
+[ -n "$started" ] || fail "Prometheus found no free port in 5 attempts"
 API="http://127.0.0.1:$PROM_PORT/api/v1/query"
 
 query() { curl -s --max-time 2 --get --data-urlencode "query=$1" "$API"; }

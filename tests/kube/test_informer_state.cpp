@@ -84,6 +84,46 @@ TEST_CASE("A 410 re-lists at once the first time and backs off if it repeats") {
 }
 
 TEST_CASE(
+    "A 410 storm, every watch from a fresh list answered 410, backs off growing instead of "
+    "looping list-watch, and progress on a watch ends it") {
+  InformerState s([] { return 0.0; });
+  s.next();
+  s.listed("240", slo(60));
+  CHECK(s.next().step == Step::kWatch);
+  s.event(gone());
+  CHECK(s.next().step == Step::kList);  // the first 410: at once
+  std::vector<std::chrono::nanoseconds> waits;
+  for (int i = 0; i < 4; ++i) {
+    s.listed("300", slo(60));  // the list succeeds...
+    REQUIRE(s.next().step == Step::kWatch);
+    s.event(gone());  // ...and its watch is 410 again
+    auto a = s.next();
+    REQUIRE(a.step == Step::kWait);
+    waits.push_back(a.wait);
+    REQUIRE(s.next().step == Step::kList);
+  }
+  CHECK(waits == std::vector<std::chrono::nanoseconds>{800ms, 1600ms, 3200ms, 6400ms});
+  CHECK(s.object());
+  // The storm ends: the watch delivers a bookmark; the next 410 re-lists at once.
+  s.listed("400", slo(60));
+  REQUIRE(s.next().step == Step::kWatch);
+  s.event(ev(WatchEventType::kBookmark, "401"));
+  s.event(gone());
+  CHECK(s.next().step == Step::kList);
+  // And so does a watch that ended cleanly.
+  s.listed("500", slo(60));
+  s.event(gone());
+  CHECK(s.next().step == Step::kWait);
+  s.next();
+  s.listed("501", slo(60));
+  s.next();
+  s.watchEnded();
+  s.next();
+  s.event(gone());
+  CHECK(s.next().step == Step::kList);
+}
+
+TEST_CASE(
     "Failures back off from 800 ms doubling to a 30 s cap with jitter, and resume the watch") {
   double r = 0.5;
   InformerState s([&r] { return r; });

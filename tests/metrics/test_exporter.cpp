@@ -53,7 +53,8 @@ TEST_CASE("kernel cumulative totals are mirrored into counters that never go dow
   CHECK(hasLine(e.render(), key + "6"));
 }
 
-TEST_CASE("collector rounds export a duration and an error counter per collector", "[exporter]") {
+TEST_CASE("collector rounds export a duration, an error counter and a round counter per collector",
+          "[exporter]") {
   Exporter e("n", "v1");
   e.recordCollector("node", 0.002, 0);
   e.recordCollector("node", 0.003, 2);
@@ -61,6 +62,9 @@ TEST_CASE("collector rounds export a duration and an error counter per collector
   std::string text = e.render();
   CHECK(hasLine(text, "koordlet_collector_duration_seconds{collector=\"node\",node=\"n\"} 0.001"));
   CHECK(hasLine(text, "koordlet_collector_errors_total{collector=\"node\",node=\"n\"} 3"));
+  CHECK(hasLine(text, "koordlet_collect_rounds_total{collector=\"node\",node=\"n\"} 3"));
+  e.recordCollector("pod", 0.001, 0);
+  CHECK(hasLine(e.render(), "koordlet_collect_rounds_total{collector=\"pod\",node=\"n\"} 1"));
 }
 
 TEST_CASE("the agent's own footprint uses the standard process metric names", "[exporter]") {
@@ -218,10 +222,12 @@ TEST_CASE("connections closed on an NRI limit are counted by limit", "[exporter]
   std::string text = e.render();
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 0"));
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 0"));
-  e.recordNriLimitCloses(1, 3);
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"protocol\",node=\"n\"} 0"));
+  e.recordNriLimitCloses(1, 3, 2);
   text = e.render();
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"write_queue\",node=\"n\"} 1"));
   CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"synchronize\",node=\"n\"} 3"));
+  CHECK(hasLine(text, "koordlet_nri_limit_closes_total{limit=\"protocol\",node=\"n\"} 2"));
 }
 
 TEST_CASE("an accepted eviction counts koordlet's families, any answer counts by result",

@@ -288,6 +288,28 @@ TEST_CASE("the burst policy from the config reaches the LS container's burst fil
   CHECK(fileOf(f.tree, "cpu", f.beCtrDir, "cpu.cfs_burst_us") == "0");
 }
 
+TEST_CASE("a pod gone from the list has its knob owners let go in the next round",
+          "[qos_manager]") {
+  Fixture f;
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager = makeManager({}, exec, f.clock);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  NodeSloSpec spec = defaultNodeSlo();
+  spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
+  Round round = manager.runDue(f.pods, cache, spec);
+  REQUIRE(round.burst);
+  const size_t withLs = exec.ownerCount();
+  REQUIRE(withLs >= 2);  // the LS pod's and container's burst
+  const size_t pods = manager.stateEntries();
+  // The LS pod leaves; its dirs stay (a removal racing the round), so only the
+  // manager can tell the executor it is gone. No strategy is due yet.
+  f.pods.pop_back();
+  manager.runDue(f.pods, cache, spec);
+  CHECK(exec.ownerCount() == withLs - 2);
+  CHECK(manager.stateEntries() == pods - 1);
+}
+
 TEST_CASE("with the gates off the manager runs neither suppress nor burst and writes nothing",
           "[qos_manager]") {
   Fixture f;

@@ -127,6 +127,14 @@ void CgroupV1Tree::removeLeftovers(const std::string& tag) {
   }
 }
 
+void CgroupV1Tree::removeDirs(const std::string& dir) {
+  for (const std::string& c : controllers()) {
+    const fs::path path = fs::path(kRoot) / c / prefix_ / dir;
+    std::error_code ec;
+    if (fs::exists(path, ec)) removeTree(path.string());
+  }
+}
+
 void CgroupV1Tree::mkdirs(const std::string& dir) {
   for (const std::string& c : controllers()) {
     fs::path path = fs::path(kRoot) / c / prefix_;

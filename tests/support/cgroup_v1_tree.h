@@ -51,6 +51,10 @@ class CgroupV1Tree {
   // parent's cpuset.cpus and cpuset.mems, without which no task may join them.
   void mkdirs(const std::string& dir);
 
+  // Removes `dir` (relative to the private top) and everything under it in every
+  // controller, deepest first, tasks moved to the parent: a pod's cgroups going.
+  void removeDirs(const std::string& dir);
+
   // The kernel's own path of `file` in `dir` under `controller`.
   std::string kernelPath(const std::string& controller, const std::string& dir,
                          const std::string& file) const;

@@ -13,6 +13,7 @@
 
 #include <utility>  // Boost 1.74 Asio with C++20 needs this before any Asio header.
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -48,7 +49,12 @@ using Fault = TestApiServer::Fault;
 struct Shared {
   mutable std::mutex mu;
   apiserver::ObjectStore store;
-  std::vector<TestApiServer::FaultRule> faults;
+  struct Rule {
+    TestApiServer::FaultRule rule;
+    std::string verb;  // "" any
+    std::chrono::milliseconds delay{0};
+  };
+  std::vector<Rule> faults;
   std::vector<TestApiServer::LoggedRequest> log;
   std::string token;
   std::chrono::milliseconds bookmarkInterval{0};
@@ -173,6 +179,7 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
     entry.contentType = std::string(req_[http::field::content_type]);
     entry.accept = std::string(req_[http::field::accept]);
     entry.body = req_.body();
+    entry.at = std::chrono::steady_clock::now();
     const std::optional<apiserver::Route> route = apiserver::parseTarget(entry.target);
     if (route) {
       entry.verb = apiserver::verbOf(entry.method, *route);
@@ -190,16 +197,36 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
       std::optional<TestApiServer::FaultRule> fault;
       const bool authorized =
           shared_->token.empty() || entry.authorization == "Bearer " + shared_->token;
-      for (auto& rule : shared_->faults) {
+      std::chrono::milliseconds delay{0};
+      for (auto& [rule, verb, ruleDelay] : shared_->faults) {
         if (!authorized) break;
-        const bool watchOnly =
-            rule.fault == Fault::kWatchHang || rule.fault == Fault::kWatchCutMidEvent;
+        const bool watchOnly = rule.fault == Fault::kWatchHang ||
+                               rule.fault == Fault::kWatchCutMidEvent ||
+                               rule.fault == Fault::kWatchGone;
         if (rule.times == 0 || (watchOnly && !isWatch)) continue;
+        // A request held back by kSlow is answered as without it when its time comes.
+        if (rule.fault == Fault::kSlow && delayed_) continue;
         if (entry.target.find(rule.pathContains) == std::string::npos) continue;
+        if (!verb.empty() && verb != entry.verb) continue;
         if (rule.times > 0) --rule.times;
         fault = rule;
+        delay = ruleDelay;
         break;
       }
+      if (fault && fault->fault == Fault::kSlow) {
+        // Nothing logged yet: the request is logged when it is answered.
+        delayed_ = true;
+        timer_.expires_after(delay);
+        timer_.async_wait([self = this->shared_from_this()](error_code ec) {
+          if (ec) {
+            self->close();
+          } else {
+            self->onRequest();
+          }
+        });
+        return;
+      }
+      delayed_ = false;
       if (!authorized) {
         reply = apiserver::Reply{401, apiserver::unauthorized().dump(2), {}};  // as the fixture
       } else if (fault && fault->fault == Fault::kUnauthorized) {
@@ -264,9 +291,10 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
     ++shared_->watches;
     watch_ = WatchState::kStreaming;
     watchForClose();
-    if (from != 0 && from < oldest) {
-      // The version is compacted: one ERROR event, then the end of the stream.
-      sendEvent(eventLine("ERROR", apiserver::expired(from, oldest).dump()));
+    if ((from != 0 && from < oldest) || fault == Fault::kWatchGone) {
+      // The version is compacted (or the fault says so): one ERROR event, then the
+      // end of the stream.
+      sendEvent(eventLine("ERROR", apiserver::expired(from, std::max(oldest, from + 1)).dump()));
       finishStream();
       return;
     }
@@ -398,6 +426,7 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
 
   net::steady_timer bookmark_{stream_.get_executor()};
   bool keepAlive_ = true;
+  bool delayed_ = false;  // this request was held back by kSlow (its time has come)
   std::deque<std::pair<std::string, After>> out_;
   bool writing_ = false;
 
@@ -563,7 +592,12 @@ void TestApiServer::setBookmarkInterval(std::chrono::milliseconds interval) {
 
 void TestApiServer::addFault(FaultRule rule) {
   std::lock_guard lock(impl_->shared->mu);
-  impl_->shared->faults.push_back(std::move(rule));
+  impl_->shared->faults.push_back({std::move(rule), "", {}});
+}
+
+void TestApiServer::addFault(FaultRule rule, std::string verb, std::chrono::milliseconds delay) {
+  std::lock_guard lock(impl_->shared->mu);
+  impl_->shared->faults.push_back({std::move(rule), std::move(verb), delay});
 }
 
 void TestApiServer::clearFaults() {

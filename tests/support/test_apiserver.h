@@ -17,7 +17,8 @@
 // The model is in test_apiserver_store.h.
 //
 // Tests drive it from their own thread; every method is thread-safe. Faults
-// (429 with Retry-After, 401, 403, 500, a watch that hangs, a watch cut mid-event)
+// (429 with Retry-After, 401, 403, 500, a watch that hangs, a watch cut mid-event, a
+// watch answered 410 Expired at once, a reply held back past the client's deadline)
 // apply to the next matching requests; restart() drops every connection and watch
 // and listens again on the same port, keeping the objects. Every request is logged.
 //
@@ -56,6 +57,8 @@ class TestApiServer {
     kInternalError,     // 500, InternalError Status
     kWatchHang,         // watches only: 200 and headers, then nothing, ever
     kWatchCutMidEvent,  // watches only: the first event's chunk half sent, then close
+    kWatchGone,         // watches only: 200, one ERROR event 410 Expired, end of stream
+    kSlow,              // answered as without the fault, after addFault()'s delay
   };
   struct FaultRule {
     Fault fault = Fault::kTooManyRequests;
@@ -72,6 +75,7 @@ class TestApiServer {
     std::string authorization, userAgent, contentType, accept;
     std::string body;
     unsigned status = 0;
+    std::chrono::steady_clock::time_point at;  // when it was read (answered, for kSlow)
   };
 
   TestApiServer();
@@ -110,6 +114,9 @@ class TestApiServer {
   void setBearerToken(std::string token);
   void setBookmarkInterval(std::chrono::milliseconds interval);
   void addFault(FaultRule rule);
+  // The same for requests of one verb only ("list", "watch", "update", ...; "" any);
+  // delay is how long kSlow holds a request back.
+  void addFault(FaultRule rule, std::string verb, std::chrono::milliseconds delay = {});
   void clearFaults();
 
   // Closes every connection (watches end without their last chunk, as when an API

@@ -12,10 +12,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http.hpp>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -59,6 +62,7 @@ struct SharedState {
   std::string lastToken;
   std::string lastHead;
   std::atomic<size_t> requests{0};
+  std::atomic<size_t> hugeMostBytes{0};  // the most body bytes one kHuge reply sent
 };
 
 std::string statusLine(unsigned status) {
@@ -137,6 +141,10 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
       case Behaviour::kMalformed:
         send("this is not an HTTP reply\r\n\r\n");
         return;
+      case Behaviour::kReset:
+        reset_ = true;
+        send(head(s.status, "application/json", s.body->size()), s.body, s.body->size() / 2);
+        return;
       case Behaviour::kHugeHeader:
         send(statusLine(200) + "X-Filler: " + std::string(kHugeHeaderFiller, 'a') +
              "\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
@@ -158,7 +166,13 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
     const std::array<net::const_buffer, 2> buffers{net::buffer(head_),
                                                    net::buffer(body_ ? body_->data() : "", n)};
     net::async_write(stream_, buffers, [self = this->shared_from_this()](error_code ec, size_t) {
-      if (ec || self->hugeLeft_ == 0) {
+      if (!ec && self->reset_) {
+        // SO_LINGER with a zero timeout: close() sends RST, not FIN.
+        error_code ignored;
+        self->socket().set_option(tcp::socket::linger(true, 0), ignored);
+        self->socket().close(ignored);
+        self->timer_.cancel();
+      } else if (ec || self->hugeLeft_ == 0) {
         self->close();
       } else {
         self->sendChunk();
@@ -175,19 +189,28 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
     size << std::hex << n;
     head_ =
         size.str() + "\r\n" + std::string(n, ' ') + "\r\n" + (hugeLeft_ == 0 ? "0\r\n\r\n" : "");
-    net::async_write(stream_, net::buffer(head_),
-                     [self = this->shared_from_this()](error_code ec, size_t) {
-                       if (ec || self->hugeLeft_ == 0) {
-                         self->close();
-                       } else {
-                         self->sendChunk();
-                       }
-                     });
+    net::async_write(
+        stream_, net::buffer(head_), [self = this->shared_from_this(), n](error_code ec, size_t) {
+          if (!ec) {
+            self->hugeSent_ += n;
+            size_t most = self->shared_->hugeMostBytes.load();
+            while (most < self->hugeSent_ &&
+                   !self->shared_->hugeMostBytes.compare_exchange_weak(most, self->hugeSent_)) {
+            }
+          }
+          if (ec || self->hugeLeft_ == 0) {
+            self->close();
+          } else {
+            self->sendChunk();
+          }
+        });
   }
 
   std::string head_;
   std::shared_ptr<const std::string> body_;
   size_t hugeLeft_ = 0;
+  size_t hugeSent_ = 0;
+  bool reset_ = false;  // kReset: end with RST after the partial body
 };
 
 }  // namespace
@@ -201,7 +224,24 @@ struct TestKubelet::Impl : session::ServerLoop<SharedState> {
     change(shared->settings);
   }
 
+  // Runs f on the io thread and waits for it.
+  template <typename F>
+  void onIo(F f) {
+    std::promise<void> done;
+    net::post(io, [&] {
+      try {
+        f();
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    });
+    done.get_future().get();
+  }
+
   Options options;
+  // Keeps io running while stop() has closed the listener (no other work then).
+  net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(io);
   std::optional<TempTree> dir;
   std::string caFile;
   std::string otherCaFile;
@@ -227,6 +267,23 @@ TestKubelet::TestKubelet(Options options) : impl_(std::make_unique<Impl>(std::mo
 }
 
 TestKubelet::~TestKubelet() { impl_->stop(); }
+
+void TestKubelet::stop() {
+  impl_->onIo([this] {
+    error_code ignored;
+    impl_->acceptor.close(ignored);
+  });
+}
+
+void TestKubelet::start() {
+  impl_->onIo([this] {
+    if (impl_->acceptor.is_open()) return;
+    session::listen(impl_->acceptor, impl_->options.address, impl_->port);
+    session::acceptEach(impl_->acceptor, [this](tcp::socket socket) {
+      session::startSession<Session>(impl_->tlsOrNull(), std::move(socket), impl_->shared);
+    });
+  });
+}
 
 uint16_t TestKubelet::port() const { return impl_->port; }
 const std::string& TestKubelet::address() const { return impl_->options.address; }
@@ -262,6 +319,7 @@ std::string TestKubelet::lastToken() const {
   return impl_->shared->lastToken;
 }
 size_t TestKubelet::requestCount() const { return impl_->shared->requests.load(); }
+size_t TestKubelet::hugeMostBytesSent() const { return impl_->shared->hugeMostBytes.load(); }
 std::string TestKubelet::lastRequestHead() const {
   std::lock_guard lock(impl_->shared->mu);
   return impl_->shared->lastHead;

@@ -32,6 +32,7 @@ class TestKubelet {
     kNotJson,     // a 200 with an HTML page, as a proxy or a wrong port might send
     kMalformed,   // bytes that are not an HTTP reply, then close
     kHugeHeader,  // a reply header of more than 64 KiB
+    kReset,       // Content-Length of the whole body, half of it, then a TCP reset (RST)
   };
 
   struct Options {
@@ -49,6 +50,12 @@ class TestKubelet {
   ~TestKubelet();
   TestKubelet(const TestKubelet&) = delete;
   TestKubelet& operator=(const TestKubelet&) = delete;
+
+  // stop(): the listener closed, so connects are refused (a kubelet that is down);
+  // connections already open finish. start(): listening again on the same port.
+  // Both wait until done; again is harmless.
+  void stop();
+  void start();
 
   uint16_t port() const;
   const std::string& address() const;
@@ -72,6 +79,9 @@ class TestKubelet {
   // if it was not a bearer token), and how many requests were read so far.
   std::string lastToken() const;
   size_t requestCount() const;
+  // The most body bytes one kHuge reply got into its socket so far: what a client
+  // that stops at its cap read, plus what the kernel's buffers held.
+  size_t hugeMostBytesSent() const;
   // The last request line and headers as parsed ("GET /pods/ HTTP/1.1\r\nHost: ...").
   std::string lastRequestHead() const;
 
