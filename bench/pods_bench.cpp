@@ -20,7 +20,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -29,6 +28,7 @@
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
+#include "tests/support/synthetic_pods.h"
 #include "tests/support/test_kubelet.h"
 
 namespace fs = std::filesystem;
@@ -39,64 +39,12 @@ namespace {
 const std::string kCgroupRoot = "/sys/fs/cgroup";
 const char* const kControllers[] = {"cpu", "cpuacct", "memory"};
 
-struct BenchPod {
-  std::string uid, name;
-  KubeQos qos;
-  std::vector<std::string> containerIds;
-};
-
-std::string hex64(size_t pod, size_t c) {
-  char buf[65];
-  std::snprintf(buf, sizeof buf, "%016zx%016zx%016zx%016zx", pod, c, pod * 31 + c, size_t{0xbe});
-  return buf;
-}
+using BenchPod = test::SyntheticPod;
 
 std::vector<BenchPod> makePods(size_t n) {
   std::vector<BenchPod> pods;
-  for (size_t i = 0; i < n; ++i) {
-    BenchPod p;
-    char uid[64];
-    std::snprintf(uid, sizeof uid, "bench000-0000-4000-8000-%012zu", i);
-    p.uid = uid;
-    p.name = "bench-" + std::to_string(i);
-    p.qos = i % 3 == 0 ? KubeQos::kBestEffort
-                       : (i % 3 == 1 ? KubeQos::kBurstable : KubeQos::kGuaranteed);
-    for (size_t c = 0; c < 3; ++c) p.containerIds.push_back(hex64(i, c));
-    pods.push_back(std::move(p));
-  }
+  for (size_t i = 0; i < n; ++i) pods.push_back(test::syntheticPod(i));
   return pods;
-}
-
-std::string podListJson(const std::vector<BenchPod>& pods) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const auto& p : pods) {
-    nlohmann::json containers = nlohmann::json::array(), statuses = nlohmann::json::array();
-    for (size_t c = 0; c < p.containerIds.size(); ++c) {
-      nlohmann::json res = nlohmann::json::object();
-      if (p.qos == KubeQos::kGuaranteed) {
-        res = {{"requests", {{"cpu", "500m"}, {"memory", "256Mi"}}},
-               {"limits", {{"cpu", "500m"}, {"memory", "256Mi"}}}};
-      } else if (p.qos == KubeQos::kBurstable) {
-        res = {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}};
-      } else {
-        res = {{"requests",
-                {{"kubernetes.io/batch-cpu", "1000"}, {"kubernetes.io/batch-memory", "512Mi"}}}};
-      }
-      std::string name = std::string("c").append(std::to_string(c));
-      containers.push_back({{"name", name}, {"image", "busybox"}, {"resources", res}});
-      statuses.push_back(
-          {{"name", name}, {"ready", true}, {"containerID", "containerd://" + p.containerIds[c]}});
-    }
-    nlohmann::json labels = {{"app", "bench"}};
-    if (p.qos == KubeQos::kBestEffort) labels["koordinator.sh/qosClass"] = "BE";
-    items.push_back(
-        {{"metadata",
-          {{"name", p.name}, {"namespace", "bench"}, {"uid", p.uid}, {"labels", labels}}},
-         {"spec", {{"containers", containers}}},
-         {"status",
-          {{"phase", "Running"}, {"qosClass", toString(p.qos)}, {"containerStatuses", statuses}}}});
-  }
-  return nlohmann::json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}}.dump();
 }
 
 // Every file the agent's collectors read in one cycle, in the same order.
@@ -215,7 +163,7 @@ int main(int argc, char** argv) {
   }
 
   test::TestKubelet kubelet;
-  kubelet.setBody(podListJson(pods));
+  kubelet.setBody(test::syntheticPodListJson(pods));
 
   const uint16_t agentPort = static_cast<uint16_t>(30000 + ::getpid() % 20000);
   pid_t pid = ::fork();
