@@ -31,6 +31,7 @@
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
+#include "tests/support/sanitizer.h"
 #include "tests/support/skip.h"
 #include "tests/support/synthetic_pods.h"
 #include "tests/support/temp_tree.h"
@@ -183,8 +184,8 @@ TEST_CASE(
   // The loop keeps time: one round a second, bar the rounds either end of the window.
   CHECK(rounds >= elapsed - 3);
   // Bounded: every connection writes the one shared page; 100 connections' buffers
-  // are a few MiB, not 100 pages.
-  CHECK(rssPeak - rssBefore < 24 * 1024);
+  // are a few MiB, not 100 pages. (Not under ASan: its quarantine holds freed pages.)
+  if (!koord::test::kUnderAddressSanitizer) CHECK(rssPeak - rssBefore < 24 * 1024);
   CHECK(agent.running());
   CHECK(agent.log().find("\nE") == std::string::npos);
 }
