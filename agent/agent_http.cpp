@@ -51,6 +51,7 @@ HttpResponse Agent::serveMetrics() {
   std::vector<std::pair<std::string, size_t>> state = {
       {"failure_log_keys", failures_.activeStreaks()}, {"eviction_ledger", evictionLedger_.size()}};
   if (executor_) state.emplace_back("executor_owners", executor_->ownerCount());
+  if (executor_) state.emplace_back("executor_known_files", executor_->knownCount());
   if (podCollector_) state.emplace_back("pod_collector", podCollector_->stateEntries());
   if (qos_) state.emplace_back("qos_pods", qos_->stateEntries());
   if (auto hooks = hookState_.current()) state.emplace_back("hook_pods", hooks->podsByUid.size());

@@ -63,6 +63,7 @@ void Agent::startQos() {
   ExecutorConfig ec;
   ec.cgroupRoot = opts_.paths.cgroupRoot;
   ec.forceUpdate = std::chrono::seconds(std::max(opts_.resourceForceUpdateSeconds, 1));
+  ec.verify = std::chrono::seconds(std::max(opts_.resourceVerifySeconds, 0));
   ec.dryRun = opts_.dryRun;
   ec.pageSize = sys_.pageSize;
   if (!opts_.auditLogDir.empty()) {

@@ -343,6 +343,11 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
   // §1.5 resource executor.
   fs.intVar(&o.resourceForceUpdateSeconds, "resource-force-update-seconds",
             "Cgroup values are rewritten at least this often, in seconds, even if unchanged.");
+  fs.intVar(&o.resourceVerifySeconds, "resource-verify-seconds",
+            "A cgroup file the agent has read or written is trusted to hold that value for this "
+            "many seconds, then read again before the next write to it, so a value changed "
+            "behind the agent's back is repaired within this time (0: read every file before "
+            "every write; koordlet trusts its last write until the forced update).");
 
   // §1.5 runtime hooks.
   fs.notImplemented("runtime-hooks-network", T::kString, "unix",

@@ -92,6 +92,7 @@ struct Options {
   int64_t evictionGracePeriodSeconds = -1;
   // Executor
   int resourceForceUpdateSeconds = 60;
+  int resourceVerifySeconds = 10;  // ours: re-read a cgroup file we know at least this often
   std::string auditLogDir = "/var/log/koordlet";
   int auditMaxDiskSpaceMb = 16;
   // NRI

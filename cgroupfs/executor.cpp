@@ -92,13 +92,32 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
   observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
 }
 
+Result<std::string> Executor::currentText(const std::string& path) const {
+  const Clock::Monotonic now = clock_->now();
+  if (config_.verify.count() > 0) {
+    auto it = known_.find(path);
+    if (it != known_.end() && now - it->second.at < config_.verify) return it->second.text;
+  }
+  auto text = readFile(path, kReadCap);
+  if (!text) {
+    known_.erase(path);
+    return text.error();
+  }
+  if (config_.verify.count() > 0) known_[path] = Known{*text, now};
+  return text;
+}
+
+void Executor::know(const std::string& path, const std::string& text) {
+  if (config_.verify.count() > 0) known_[path] = Known{text, clock_->now()};
+}
+
 Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   const KnobSpec& spec = knobSpec(knob);
   const std::string path = cgroupFilePath(layout_, config_.cgroupRoot, dir, spec.file);
   if (!support_.has(knob) || path.empty()) {
     return makeError(std::string(spec.name) + " is not supported here");
   }
-  auto text = readFile(path, kReadCap);
+  auto text = currentText(path);
   if (!text) return text.error();
   auto value = parseKnob(knob, layout_.version(), *text);
   if (!value) return makeError(path + ": " + value.error().message);
@@ -176,7 +195,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
             .oldText = "",
             .current = std::nullopt,
             .depth = depthOf(write.dir)};
-  auto text = readFile(p.path, kReadCap);
+  auto text = currentText(p.path);
   if (!text) {
     if (text.error().sysErrno == ENOENT) {  // the pod or container is gone: normal
       ++batch.vanished;
@@ -249,12 +268,14 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
   if (err == 0) {
     ++batch.written;
     cache_[p.path] = Cached{text, clock_->now()};
+    know(p.path, payload);
     failures_->success(p.path);
     failures_->success(readOnlyKey());
     audit(p, oldText, text);
     observe("succeeded", start);
     return true;
   }
+  known_.erase(p.path);  // whatever the file holds now, it is read again next time
   if (err == ENOENT) {
     ++batch.vanished;
     cache_.erase(p.path);
@@ -425,6 +446,8 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   // map stays bounded by the live cgroups under churn.
   std::erase_if(
       owners_, [&](const auto& kv) { return now - kv.second.lastAsked > 2 * config_.forceUpdate; });
+  // Known texts past `verify` would be read again anyway.
+  std::erase_if(known_, [&](const auto& kv) { return now - kv.second.at >= config_.verify; });
 
   stats_ += batch;
   return batch;

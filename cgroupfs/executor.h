@@ -19,6 +19,13 @@
 // cannot show (a v1 cpuset.cpus write rebinds every task's affinity, undoing a
 // sched_setaffinity behind the cgroup's back). So an equal file is rewritten at
 // most once per forceUpdate.
+//
+// Verification (--resource-verify-seconds, ours): a file the executor has read or
+// written is trusted to hold that text for `verify`; reads within it (the read
+// before a write, and read() for strategies stepping from the current value) use
+// the known text and touch no file. koordlet trusts its own last write until the
+// forced update; we re-read each file at least every `verify`, so a value changed
+// behind our back is repaired within that (0: read the file every time).
 #pragma once
 
 #include <chrono>
@@ -27,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
@@ -46,6 +54,7 @@ struct CgroupWrite {
 struct ExecutorConfig {
   std::string cgroupRoot;
   std::chrono::seconds forceUpdate{60};
+  std::chrono::seconds verify{10};  // see "Verification" above; 0 = always read
   bool dryRun = false;
   std::string auditPath;            // "" = no audit log
   size_t auditMaxBytes = 4u << 20;  // rotate to <path>.1 past this; one old file kept
@@ -94,6 +103,9 @@ class Executor {
   // Knob owners held (for the churn tests and the soak): an owner not asked to write
   // a knob for two force periods lets it go, so the map follows the live cgroups.
   size_t ownerCount() const { return owners_.size(); }
+  // Files whose text is known (read or written within `verify`, see above); bounded
+  // by the files touched in one verify period.
+  size_t knownCount() const { return known_.size(); }
 
   // Lets go of the owners of `dir` and of every cgroup under it: the caller's pod
   // left. Without it a gone pod's owners stay two force periods, which under churn
@@ -116,7 +128,8 @@ class Executor {
   // v2 cpuset.cpus ("the parent's") reads as the CPUs in force, from its file row's
   // fallback (cgroup_files.h: "Reading a v2 cpuset"). Errors: the knob is
   // unsupported on this kernel, the file is missing (sysErrno ENOENT) or unreadable,
-  // or its text does not parse.
+  // or its text does not parse. Within `verify` of the last read or write the known
+  // text answers and no file is read.
   Result<KnobValue> read(const std::string& dir, Knob knob) const;
 
  private:
@@ -124,6 +137,15 @@ class Executor {
     std::string text;
     Clock::Monotonic at{};
   };
+  // What a file held when last read or written, and when.
+  struct Known {
+    std::string text;  // as read (a written value with its newline, as the kernel shows it)
+    Clock::Monotonic at{};
+  };
+  // The file's text: the known text within `verify`, else read (and known
+  // from then on). Errors as readFile's.
+  Result<std::string> currentText(const std::string& path) const;
+  void know(const std::string& path, const std::string& text);
   // A write that passed the checks and differs from the file (or is due for its
   // forced rewrite), with what the file held when read.
   struct Pending {
@@ -160,6 +182,8 @@ class Executor {
   RefusalObserver refusalObserver_;
   ExecutorStats stats_;
   std::map<std::string, Cached> cache_;                   // path -> last write
+  // path -> known text; mutable: read() is a const query that may learn a file.
+  mutable std::unordered_map<std::string, Known> known_;
   std::map<std::pair<std::string, Knob>, Owner> owners_;  // (dir, knob) -> owner
   bool unsupportedLogged_[kKnobCount] = {};               // one line per knob, ever
 };

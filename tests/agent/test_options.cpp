@@ -112,6 +112,7 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "service-account-dir",
                                             "kube-api-watch-timeout",
                                             "kube-api-timeout",
+                                            "resource-verify-seconds",
                                             "config-overrides-nodeslo"};
 
 // A valid value for a flag, by the type usageText() shows for it.

@@ -237,9 +237,12 @@ TEST_CASE("an equal file is rewritten once per forceUpdate, a changed one at onc
   f.clock.advance(1s);  // 60 s since our write: due
   CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
   CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
-  // Someone changes it behind our back: repaired on the next apply, not 60 s later.
+  // Someone changes it behind our back: repaired once our write is verify (10 s)
+  // old, not at the next forced rewrite 60 s later.
   f.clock.advance(5s);
   f.tree.write("cpu/" + kPod + "/cpu.shares", "2\n");
+  CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);  // trusted for 10 s
+  f.clock.advance(5s);
   CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
   CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "512\n");
   // A file we never wrote but found equal starts its forced-rewrite clock then.
@@ -249,6 +252,58 @@ TEST_CASE("an equal file is rewritten once per forceUpdate, a changed one at onc
   f.clock.advance(30s);
   CHECK(f.executor().apply({shares(kCtr, 1024)}).written == 1);
   CHECK(f.audit().size() == 4);
+}
+
+TEST_CASE("a file read or written within the verify period is not read again", "[executor]") {
+  Fixture f;
+  f.config.verify = 10s;
+  const std::string file = "cpu/" + kCtr + "/cpu.cfs_quota_us";
+  CHECK(f.executor().apply({quota(kCtr, 50000)}).written == 1);
+  CHECK(f.executor().knownCount() == 1);
+  // Changed behind our back: neither read() nor the next write sees it yet...
+  f.tree.write(file, "70000\n");
+  f.clock.advance(9s);
+  CHECK(f.executor().read(kCtr, Knob::kCpuQuota)->number == 50000);
+  CHECK(f.executor().apply({quota(kCtr, 50000)}).unchanged == 1);
+  CHECK(f.file(file) == "70000\n");
+  // ...10 s after our write, both read the file, and the write repairs it.
+  f.clock.advance(1s);
+  CHECK(f.executor().read(kCtr, Knob::kCpuQuota)->number == 70000);
+  CHECK(f.executor().apply({quota(kCtr, 50000)}).written == 1);
+  CHECK(f.file(file) == "50000\n");
+  // A file only read is known as read: a strategy's read() and the write that follows
+  // within the period read it once.
+  f.tree.write("cpu/" + kPod + "/cpu.cfs_quota_us", "80000\n");
+  CHECK(f.executor().read(kPod, Knob::kCpuQuota)->number == 80000);
+  f.tree.write("cpu/" + kPod + "/cpu.cfs_quota_us", "90000\n");
+  CHECK(f.executor().apply({quota(kPod, 80000)}).unchanged == 1);
+  // Known texts past the period are dropped at the next apply: the map stays bounded.
+  f.clock.advance(10s);
+  CHECK(f.executor().apply({}).written == 0);
+  CHECK(f.executor().knownCount() == 0);
+}
+
+TEST_CASE("with verify 0 every write reads its file first", "[executor]") {
+  Fixture f;
+  f.config.verify = 0s;
+  const std::string file = "cpu/" + kPod + "/cpu.shares";
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  f.tree.write(file, "2\n");
+  CHECK(f.executor().read(kPod, Knob::kCpuShares)->number == 2);
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  CHECK(f.file(file) == "512\n");
+  CHECK(f.executor().knownCount() == 0);
+}
+
+TEST_CASE("a failed write forgets the file's known text", "[executor]") {
+  Fixture f;
+  f.config.verify = 10s;
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  // The cgroup goes: the write that follows finds no file, whatever was known.
+  std::filesystem::remove_all(f.tree.path("cpu/" + kPod));
+  f.clock.advance(1s);
+  CHECK(f.executor().apply({shares(kPod, 256)}).vanished == 1);
+  CHECK(f.executor().read(kPod, Knob::kCpuShares).error().sysErrno == ENOENT);
 }
 
 TEST_CASE("dry-run logs what it would write and writes nothing", "[executor]") {
