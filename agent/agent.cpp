@@ -12,6 +12,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/pinned_files.h"
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_mounts.h"
 #include "metrics/proc_parsers.h"
@@ -330,6 +331,12 @@ bool Agent::ensureLayout() {
   config.psiEnabled = opts_.featureGates.enabled("PSICollector");
   config.psiInterval = opts_.psiCollectorInterval;
   config.nodeStaleness = opts_.collectSysMetricOutdatedInterval;
+  // The pod collector keeps its cgroup files open (about 3 per pod and container):
+  // the soft limit goes up to the hard one, as Go's runtime raises it for koordlet,
+  // and 1024 descriptors stay for everything else.
+  const uint64_t fileLimit = raiseOpenFileLimit();
+  config.maxOpenFiles = static_cast<size_t>(
+      fileLimit <= 2048 ? fileLimit / 2 : std::min<uint64_t>(fileLimit - 1024, 1u << 16));
   podCollector_ = std::make_unique<PodCollector>(config, *layout_, *clock_);
   return true;
 }

@@ -53,6 +53,7 @@ HttpResponse Agent::serveMetrics() {
   if (executor_) state.emplace_back("executor_owners", executor_->ownerCount());
   if (executor_) state.emplace_back("executor_known_files", executor_->knownCount());
   if (podCollector_) state.emplace_back("pod_collector", podCollector_->stateEntries());
+  if (podCollector_) state.emplace_back("pod_collector_open_files", podCollector_->openFiles());
   if (qos_) state.emplace_back("qos_pods", qos_->stateEntries());
   if (auto hooks = hookState_.current()) state.emplace_back("hook_pods", hooks->podsByUid.size());
   exporter_.recordStateEntries(state);

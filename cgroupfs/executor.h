@@ -181,7 +181,7 @@ class Executor {
   Observer observer_;
   RefusalObserver refusalObserver_;
   ExecutorStats stats_;
-  std::map<std::string, Cached> cache_;                   // path -> last write
+  std::map<std::string, Cached> cache_;  // path -> last write
   // path -> known text; mutable: read() is a const query that may learn a file.
   mutable std::unordered_map<std::string, Known> known_;
   std::map<std::pair<std::string, Knob>, Owner> owners_;  // (dir, knob) -> owner

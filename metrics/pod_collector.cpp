@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/log.h"
+#include "base/pinned_files.h"
 #include "base/quote.h"
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
@@ -20,8 +21,9 @@ constexpr CgroupFile kPressureFiles[] = {CgroupFile::kCpuPressure, CgroupFile::k
 // Reads and parses one file. ENOENT (and ENODEV, which a cgroup being removed can
 // return) is "vanished": the caller drops the cgroup silently.
 template <typename T, typename Parse>
-CgroupRead readParsed(const std::string& path, Parse parse, T& out, std::vector<Error>& errors) {
-  auto text = readFile(path);
+CgroupRead readParsed(PinnedFiles& files, const std::string& path, Parse parse, T& out,
+                      std::vector<Error>& errors) {
+  auto text = files.read(path);
   if (!text) {
     if (text.error().sysErrno == ENOENT || text.error().sysErrno == ENODEV) {
       return CgroupRead::kVanished;
@@ -39,9 +41,10 @@ CgroupRead readParsed(const std::string& path, Parse parse, T& out, std::vector<
 }
 
 // readParsed for flat-keyed files, keeping only `keys` (see pickFlatKeyed).
-CgroupRead readPicked(const std::string& path, std::span<const std::string_view> keys,
+CgroupRead readPicked(PinnedFiles& files, const std::string& path,
+                      std::span<const std::string_view> keys,
                       std::span<std::optional<uint64_t>> values, std::vector<Error>& errors) {
-  auto text = readFile(path);
+  auto text = files.read(path);
   if (!text) {
     if (text.error().sysErrno == ENOENT || text.error().sysErrno == ENODEV) {
       return CgroupRead::kVanished;
@@ -59,7 +62,10 @@ CgroupRead readPicked(const std::string& path, std::span<const std::string_view>
 }  // namespace
 
 PodCollector::PodCollector(Config config, CgroupLayout layout, const Clock& clock)
-    : config_(std::move(config)), layout_(std::move(layout)), clock_(&clock) {}
+    : config_(std::move(config)),
+      layout_(std::move(layout)),
+      clock_(&clock),
+      files_(config_.maxOpenFiles) {}
 
 std::optional<double> PodCollector::cpuRate(const std::string& dir, uint64_t usageNs,
                                             Clock::Monotonic at) {
@@ -87,12 +93,12 @@ CgroupRead PodCollector::readCpu(const std::string& dir, CgroupUsage& out,
   uint64_t usageNs = 0;
   CgroupRead st;
   if (layout_.version() == CgroupVersion::kV1) {
-    st = readParsed(path, parseSingleUint, usageNs, errors);
+    st = readParsed(files_, path, parseSingleUint, usageNs, errors);
   } else {
     static constexpr std::string_view kKeys[] = {"usage_usec", "nr_periods", "nr_throttled"};
     std::array<std::optional<uint64_t>, 3> v;
     const size_t wanted = throttle ? 3 : 1;
-    st = readPicked(path, std::span(kKeys, wanted), std::span(v.data(), wanted), errors);
+    st = readPicked(files_, path, std::span(kKeys, wanted), std::span(v.data(), wanted), errors);
     if (st == CgroupRead::kOk) {
       usageNs = *v[0] * 1000;
       if (throttle) throttleRatio(dir, *v[1], *v[2], *throttle);
@@ -129,7 +135,7 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
                                                "total_unevictable"};
     static constexpr std::string_view kV2[] = {"inactive_anon", "active_anon", "unevictable"};
     std::array<std::optional<uint64_t>, 3> v;
-    CgroupRead st = readPicked(cgroupFilePath(layout_, root, dir, CgroupFile::kMemoryStat),
+    CgroupRead st = readPicked(files_, cgroupFilePath(layout_, root, dir, CgroupFile::kMemoryStat),
                                v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
     if (st == CgroupRead::kVanished) return false;
     if (st == CgroupRead::kOk) out.memoryBytes = *v[0] + *v[1] + *v[2];
@@ -139,7 +145,7 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
   if (v1) {
     static constexpr std::string_view kKeys[] = {"nr_periods", "nr_throttled"};
     std::array<std::optional<uint64_t>, 2> v;
-    CgroupRead st = readPicked(cgroupFilePath(layout_, root, dir, CgroupFile::kCpuStat),
+    CgroupRead st = readPicked(files_, cgroupFilePath(layout_, root, dir, CgroupFile::kCpuStat),
                                std::span(kKeys), std::span(v), errors);
     if (st == CgroupRead::kVanished) return false;
     if (st == CgroupRead::kOk) throttleRatio(dir, *v[0], *v[1], out);
@@ -148,7 +154,7 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
   if (withPsi) {
     for (int r = 0; r < 3; ++r) {
       Pressure p;
-      CgroupRead st = readParsed(cgroupFilePath(layout_, root, dir, kPressureFiles[r]),
+      CgroupRead st = readParsed(files_, cgroupFilePath(layout_, root, dir, kPressureFiles[r]),
                                  parsePressure, p, errors);
       if (st == CgroupRead::kVanished) return false;
       if (st == CgroupRead::kOk) out.pressure[r] = std::move(p);
@@ -190,7 +196,7 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   std::optional<size_t> minCpus;
   auto considerCpuset = [&](const std::string& dir) {
     std::vector<int> cpus;
-    if (readParsed(cgroupFilePath(layout_, root, dir, CgroupFile::kCpusetCpusEffective),
+    if (readParsed(files_, cgroupFilePath(layout_, root, dir, CgroupFile::kCpusetCpusEffective),
                    parseCpuList, cpus, out.errors) == CgroupRead::kOk &&
         !cpus.empty()) {
       minCpus = std::min(minCpus.value_or(std::numeric_limits<size_t>::max()), cpus.size());
@@ -213,19 +219,19 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   if (layout_.version() == CgroupVersion::kV1) {
     int64_t quota = 0;
     uint64_t period = 0;
-    if (readParsed(cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota), parseSingleInt,
-                   quota, out.errors) == CgroupRead::kOk &&
+    if (readParsed(files_, cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota),
+                   parseSingleInt, quota, out.errors) == CgroupRead::kOk &&
         quota > 0 &&
-        readParsed(cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuPeriod), parseSingleUint,
-                   period, out.errors) == CgroupRead::kOk &&
+        readParsed(files_, cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuPeriod),
+                   parseSingleUint, period, out.errors) == CgroupRead::kOk &&
         period > 0) {
       double q = static_cast<double>(quota) * 1000.0 / static_cast<double>(period);
       limit = std::min(limit.value_or(q), q);
     }
   } else {
     CpuMax max;
-    if (readParsed(cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota), parseCpuMax, max,
-                   out.errors) == CgroupRead::kOk &&
+    if (readParsed(files_, cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota), parseCpuMax,
+                   max, out.errors) == CgroupRead::kOk &&
         max.quotaUs && max.periodUs > 0) {
       double q = static_cast<double>(*max.quotaUs) * 1000.0 / static_cast<double>(max.periodUs);
       limit = std::min(limit.value_or(q), q);
@@ -301,6 +307,7 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
     }
   }
   prune();
+  files_.sweep();  // a gone cgroup's files close a round after their last read
   return out;
 }
 

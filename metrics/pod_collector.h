@@ -22,8 +22,9 @@
 
 #include "base/clock.h"
 #include "base/host_paths.h"
-#include "kube/pod.h"
+#include "base/pinned_files.h"
 #include "cgroupfs/layout.h"
+#include "kube/pod.h"
 #include "metrics/node_collector.h"
 #include "metrics/proc_parsers.h"
 
@@ -73,6 +74,9 @@ class PodCollector {
     bool psiEnabled = false;  // feature gate PSICollector
     std::chrono::nanoseconds psiInterval = std::chrono::seconds(10);
     std::chrono::nanoseconds nodeStaleness = std::chrono::seconds(10);
+    // Cgroup files kept open between rounds (base/pinned_files.h): about 3 per pod
+    // and container; past this they are opened and closed every round.
+    size_t maxOpenFiles = 16384;
   };
   PodCollector(Config config, CgroupLayout layout, const Clock& clock);
 
@@ -87,6 +91,8 @@ class PodCollector {
   const std::string& psiReason() const { return psiReason_; }
   // Rate state entries held (one per cgroup seen last round): bounded by the pods.
   size_t stateEntries() const { return cpu_.size() + throttle_.size(); }
+  // Cgroup files held open (3 per cgroup read last round, at most maxOpenFiles).
+  size_t openFiles() const { return files_.openCount(); }
 
  private:
   struct Counter {
@@ -115,6 +121,7 @@ class PodCollector {
   Config config_;
   CgroupLayout layout_;
   const Clock* clock_;
+  PinnedFiles files_;
   uint64_t round_ = 0;
   std::unordered_map<std::string, Counter> cpu_;
   std::unordered_map<std::string, Throttle> throttle_;
