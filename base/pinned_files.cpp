@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 namespace koord {
 
@@ -31,94 +30,82 @@ bool regeneratesOnRead(int fd) {
   }
 }
 
-Error readError(const std::string& path, const char* what, int err) {
+Error fileError(const std::string& path, const char* what, int err) {
   return makeError(path + ": " + what + std::strerror(err), err);
+}
+
+// Reads fd from offset 0 to the end into buf. A seq_file hands out at most its
+// internal buffer per read (a page, or one record), so a short read is not the
+// end: read on at the offset reached until a read returns nothing. `positional`
+// uses pread (a held descriptor, regenerated from 0); otherwise read().
+Result<std::string_view> readAll(int fd, bool positional, const std::string& path, std::string& buf,
+                                 size_t maxBytes) {
+  size_t len = 0;
+  for (;;) {
+    if (buf.size() - len < 4096) buf.resize(std::max<size_t>(buf.size() * 2, 16384));
+    const ssize_t n = positional
+                          ? ::pread(fd, buf.data() + len, buf.size() - len, static_cast<off_t>(len))
+                          : ::read(fd, buf.data() + len, buf.size() - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fileError(path, "read: ", errno);
+    if (n == 0) break;
+    len += static_cast<size_t>(n);
+    if (len > maxBytes) {
+      return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
+                       EFBIG);
+    }
+  }
+  return std::string_view(buf.data(), len);
 }
 
 }  // namespace
 
-PinnedFiles::~PinnedFiles() {
-  for (auto& [path, e] : files_) ::close(e.fd);
+PinnedFile::PinnedFile(PinnedFile&& o) noexcept
+    : path_(std::move(o.path_)), budget_(o.budget_), fd_(o.fd_), regular_(o.regular_) {
+  o.fd_ = -1;
 }
 
-Result<std::string_view> PinnedFiles::readPlain(const std::string& path, size_t maxBytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return readError(path, "", errno);
-  size_t len = 0;
-  for (;;) {
-    if (buf_.size() - len < 4096) buf_.resize(std::max<size_t>(buf_.size() * 2, 16384));
-    const ssize_t n = ::read(fd, buf_.data() + len, buf_.size() - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return readError(path, "read: ", err);
-    }
-    if (n == 0) break;
-    len += static_cast<size_t>(n);
-    if (len > maxBytes) {
-      ::close(fd);
-      return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
-                       EFBIG);
-    }
+PinnedFile& PinnedFile::operator=(PinnedFile&& o) noexcept {
+  if (this != &o) {
+    close();
+    path_ = std::move(o.path_);
+    budget_ = o.budget_;
+    fd_ = o.fd_;
+    regular_ = o.regular_;
+    o.fd_ = -1;
   }
-  ::close(fd);
-  return std::string_view(buf_.data(), len);
+  return *this;
 }
 
-Result<std::string_view> PinnedFiles::read(const std::string& path, size_t maxBytes) {
+void PinnedFile::close() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  fd_ = -1;
+  budget_->give();
+}
+
+Result<std::string_view> PinnedFile::read(std::string& buf, size_t maxBytes) {
   for (int attempt = 0;; ++attempt) {
-    auto it = files_.find(path);
-    if (it == files_.end()) {
-      if (files_.size() >= maxOpen_) return readPlain(path, maxBytes);
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return readError(path, "", errno);
-      if (!regeneratesOnRead(fd)) {
+    if (fd_ < 0) {
+      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return fileError(path_, "", errno);
+      regular_ = regular_ || !regeneratesOnRead(fd);
+      if (!regular_ && budget_->take()) {
+        fd_ = fd;
+      } else {
+        // A regular file, or no budget left: read it the plain way and let it go.
+        auto text = readAll(fd, false, path_, buf, maxBytes);
         ::close(fd);
-        return readPlain(path, maxBytes);
+        return text;
       }
-      it = files_.emplace(path, Entry{fd, round_}).first;
     }
-    Entry& e = it->second;
-    e.round = round_;
-    auto text = readAt(e.fd, path, maxBytes);
+    auto text = readAll(fd_, true, path_, buf, maxBytes);
     if (text) return text;
-    // The descriptor is dead (ENODEV: its cgroup was removed) or failed: close it. A cgroup made
-    // again under the same name is read through a fresh open, once; a removed one answers ENOENT
-    // there.
-    ::close(e.fd);
-    files_.erase(it);
+    // The descriptor is dead (ENODEV: its cgroup was removed) or failed: close it,
+    // and after ENODEV open the path once more.
+    close();
     if (attempt > 0 || text.error().sysErrno != ENODEV) return text;
   }
-}
-
-Result<std::string_view> PinnedFiles::readAt(int fd, const std::string& path, size_t maxBytes) {
-  // From offset 0 the kernel generates the text afresh. A seq_file hands out at most
-  // its internal buffer per read (a page, or one record), so a short read is not the
-  // end: read on at the offset reached until a read returns nothing.
-  size_t len = 0;
-  for (;;) {
-    if (buf_.size() - len < 4096) buf_.resize(std::max<size_t>(buf_.size() * 2, 16384));
-    const ssize_t n = ::pread(fd, buf_.data() + len, buf_.size() - len, static_cast<off_t>(len));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return readError(path, "read: ", errno);
-    if (n == 0) break;
-    len += static_cast<size_t>(n);
-    if (len > maxBytes) {
-      return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
-                       EFBIG);
-    }
-  }
-  return std::string_view(buf_.data(), len);
-}
-
-void PinnedFiles::sweep() {
-  std::erase_if(files_, [this](auto& kv) {
-    if (kv.second.round == round_) return false;
-    ::close(kv.second.fd);
-    return true;
-  });
-  ++round_;
 }
 
 uint64_t raiseOpenFileLimit() {

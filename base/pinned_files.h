@@ -1,58 +1,69 @@
-// PinnedFiles: reads the same kernel files round after round through descriptors
-// kept open. The kernel's pseudo-files (cgroupfs, procfs, sysfs) regenerate their
-// text whenever they are read from offset 0, so pread from 0 until it returns
-// nothing gives what open + read + read (EOF) + close would, without the open's
-// path walk and the close: at 110 pods the
-// path walk (dentry lookup, kernfs revalidation and permission checks on every
-// component) was the largest part of the agent's kernel time.
+// PinnedFile: one kernel file read round after round through a descriptor kept
+// open. The kernel's pseudo-files (cgroupfs, procfs, sysfs) regenerate their text
+// whenever they are read from offset 0, so pread from 0 until it returns nothing
+// gives what open + read + read (EOF) + close would, without the open's path walk
+// and the close: at 110 pods the path walk (dentry lookup, kernfs revalidation and
+// permission checks on every component) was the largest part of the agent's
+// kernel time.
 //
-// Only files on those filesystems are kept open (checked once, by fstatfs, when
-// the file is first opened): a regular file can be replaced behind an open
-// descriptor, so it is read the plain way every time. A descriptor that fails
-// (ENODEV once its cgroup is removed) is closed and the error returned; sweep()
-// closes those not read since the previous sweep, so a gone cgroup's files are
-// let go a round after it stops being read. At most maxOpen are held; past that,
-// files are read the plain way. Not thread-safe: one owner, one thread.
+// Only files on those filesystems are kept open (checked once, by fstatfs, at the
+// first open): a regular file can be replaced behind an open descriptor, so it is
+// read the plain way every time. A descriptor that fails (ENODEV once its cgroup
+// is removed) is closed and the error returned; after ENODEV the path is opened
+// afresh once, so a cgroup made again under the same name is read, and a removed
+// one answers ENOENT. Descriptors held are bounded by a shared FileBudget; a file
+// that finds the budget spent is read the plain way. Not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "base/result.h"
 
 namespace koord {
 
-class PinnedFiles {
+// How many descriptors PinnedFiles may hold together.
+class FileBudget {
  public:
-  explicit PinnedFiles(size_t maxOpen) : maxOpen_(maxOpen) {}
-  ~PinnedFiles();
-  PinnedFiles(const PinnedFiles&) = delete;
-  PinnedFiles& operator=(const PinnedFiles&) = delete;
-
-  // The file's whole text, valid until the next read(). Errors carry the errno
-  // (ENOENT, ENODEV...) and name the path, as readFile's do; a file over
-  // maxBytes is EFBIG.
-  Result<std::string_view> read(const std::string& path, size_t maxBytes = 1u << 20);
-
-  // Closes the descriptors not read since the previous sweep.
-  void sweep();
-
-  size_t openCount() const { return files_.size(); }
+  explicit FileBudget(size_t max) : max_(max) {}
+  bool take() {
+    if (open_ >= max_) return false;
+    ++open_;
+    return true;
+  }
+  void give() { --open_; }
+  size_t open() const { return open_; }
 
  private:
-  struct Entry {
-    int fd = -1;
-    uint64_t round = 0;
-  };
-  Result<std::string_view> readPlain(const std::string& path, size_t maxBytes);
-  Result<std::string_view> readAt(int fd, const std::string& path, size_t maxBytes);
-  size_t maxOpen_;
-  uint64_t round_ = 0;
-  std::unordered_map<std::string, Entry> files_;
-  std::string buf_;
+  size_t max_;
+  size_t open_ = 0;
+};
+
+class PinnedFile {
+ public:
+  PinnedFile(std::string path, FileBudget& budget) : path_(std::move(path)), budget_(&budget) {}
+  ~PinnedFile() { close(); }
+  PinnedFile(PinnedFile&& o) noexcept;
+  PinnedFile& operator=(PinnedFile&& o) noexcept;
+  PinnedFile(const PinnedFile&) = delete;
+  PinnedFile& operator=(const PinnedFile&) = delete;
+
+  // The file's whole text in `buf` (reused, grown as needed). Errors carry the
+  // errno (ENOENT, ENODEV...) and name the path, as readFile's do; a file over
+  // maxBytes is EFBIG.
+  Result<std::string_view> read(std::string& buf, size_t maxBytes = 1u << 20);
+
+  const std::string& path() const { return path_; }
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  void close();
+  std::string path_;
+  FileBudget* budget_;
+  int fd_ = -1;
+  bool regular_ = false;  // not a kernel file: never held
 };
 
 // Raises this process's soft limit on open files to its hard limit (as Go's runtime

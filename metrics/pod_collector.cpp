@@ -15,48 +15,20 @@ namespace koord {
 
 namespace {
 
-constexpr CgroupFile kPressureFiles[] = {CgroupFile::kCpuPressure, CgroupFile::kMemoryPressure,
-                                         CgroupFile::kIoPressure};
+constexpr CgroupFile kSlotFiles[] = {CgroupFile::kCpuUsage,
+                                     CgroupFile::kMemoryStat,
+                                     CgroupFile::kCpuStat,
+                                     CgroupFile::kCpuPressure,
+                                     CgroupFile::kMemoryPressure,
+                                     CgroupFile::kIoPressure,
+                                     CgroupFile::kCpusetCpusEffective,
+                                     CgroupFile::kCpuQuota,
+                                     CgroupFile::kCpuPeriod};
 
-// Reads and parses one file. ENOENT (and ENODEV, which a cgroup being removed can
-// return) is "vanished": the caller drops the cgroup silently.
-template <typename T, typename Parse>
-CgroupRead readParsed(PinnedFiles& files, const std::string& path, Parse parse, T& out,
-                      std::vector<Error>& errors) {
-  auto text = files.read(path);
-  if (!text) {
-    if (text.error().sysErrno == ENOENT || text.error().sysErrno == ENODEV) {
-      return CgroupRead::kVanished;
-    }
-    errors.push_back(text.error());
-    return CgroupRead::kFailed;
-  }
-  auto parsed = parse(*text);
-  if (!parsed) {
-    errors.push_back(inFile(path, parsed.error()));
-    return CgroupRead::kFailed;
-  }
-  out = std::move(parsed).value();
-  return CgroupRead::kOk;
-}
-
-// readParsed for flat-keyed files, keeping only `keys` (see pickFlatKeyed).
-CgroupRead readPicked(PinnedFiles& files, const std::string& path,
-                      std::span<const std::string_view> keys,
-                      std::span<std::optional<uint64_t>> values, std::vector<Error>& errors) {
-  auto text = files.read(path);
-  if (!text) {
-    if (text.error().sysErrno == ENOENT || text.error().sysErrno == ENODEV) {
-      return CgroupRead::kVanished;
-    }
-    errors.push_back(text.error());
-    return CgroupRead::kFailed;
-  }
-  if (Status st = pickFlatKeyed(*text, keys, values); !st) {
-    errors.push_back(inFile(path, st.error()));
-    return CgroupRead::kFailed;
-  }
-  return CgroupRead::kOk;
+bool vanished(const Error& e) {
+  // ENOENT (and ENODEV, which a cgroup being removed can return) is "vanished":
+  // the caller drops the cgroup silently.
+  return e.sysErrno == ENOENT || e.sysErrno == ENODEV;
 }
 
 }  // namespace
@@ -65,69 +37,114 @@ PodCollector::PodCollector(Config config, CgroupLayout layout, const Clock& cloc
     : config_(std::move(config)),
       layout_(std::move(layout)),
       clock_(&clock),
-      files_(config_.maxOpenFiles) {}
+      budget_(config_.maxOpenFiles) {}
 
-std::optional<double> PodCollector::cpuRate(const std::string& dir, uint64_t usageNs,
-                                            Clock::Monotonic at) {
-  auto [it, fresh] = cpu_.try_emplace(dir);
-  Counter& c = it->second;
+PodCollector::Cgroup& PodCollector::cgroup(const std::string& dir) {
+  auto [it, fresh] = cgroups_.try_emplace(dir);
+  if (fresh) it->second.dir = dir;
+  it->second.round = round_;
+  return it->second;
+}
+
+PinnedFile& PodCollector::file(Cgroup& cg, Slot slot) {
+  auto& f = cg.files[slot];
+  if (!f) f.emplace(cgroupFilePath(layout_, config_.cgroupRoot, cg.dir, kSlotFiles[slot]), budget_);
+  return *f;
+}
+
+// Reads and parses one file.
+template <typename T, typename Parse>
+CgroupRead PodCollector::readParsed(Cgroup& cg, Slot slot, Parse parse, T& out,
+                                    std::vector<Error>& errors) {
+  PinnedFile& f = file(cg, slot);
+  auto text = f.read(buf_);
+  if (!text) {
+    if (vanished(text.error())) return CgroupRead::kVanished;
+    errors.push_back(text.error());
+    return CgroupRead::kFailed;
+  }
+  auto parsed = parse(*text);
+  if (!parsed) {
+    errors.push_back(inFile(f.path(), parsed.error()));
+    return CgroupRead::kFailed;
+  }
+  out = std::move(parsed).value();
+  return CgroupRead::kOk;
+}
+
+// readParsed for flat-keyed files, keeping only `keys` (see pickFlatKeyed).
+CgroupRead PodCollector::readPicked(Cgroup& cg, Slot slot, std::span<const std::string_view> keys,
+                                    std::span<std::optional<uint64_t>> values,
+                                    std::vector<Error>& errors) {
+  PinnedFile& f = file(cg, slot);
+  auto text = f.read(buf_);
+  if (!text) {
+    if (vanished(text.error())) return CgroupRead::kVanished;
+    errors.push_back(text.error());
+    return CgroupRead::kFailed;
+  }
+  if (Status st = pickFlatKeyed(*text, keys, values); !st) {
+    errors.push_back(inFile(f.path(), st.error()));
+    return CgroupRead::kFailed;
+  }
+  return CgroupRead::kOk;
+}
+
+std::optional<double> PodCollector::cpuRate(Cgroup& cg, uint64_t usageNs, Clock::Monotonic at) {
   std::optional<double> rate;
   // A counter that went backwards is a new cgroup under the same name (a pod
   // recreated with the same uid is impossible, a container dir reused is not).
-  if (!fresh && usageNs >= c.value && at > c.at) {
-    double seconds = std::chrono::duration<double>(at - c.at).count();
-    rate = static_cast<double>(usageNs - c.value) / 1e9 / seconds;
+  if (cg.hasUsage && usageNs >= cg.usage && at > cg.usageAt) {
+    double seconds = std::chrono::duration<double>(at - cg.usageAt).count();
+    rate = static_cast<double>(usageNs - cg.usage) / 1e9 / seconds;
   }
-  c.value = usageNs;
-  c.at = at;
-  c.round = round_;
+  cg.usage = usageNs;
+  cg.usageAt = at;
+  cg.hasUsage = true;
   return rate;
 }
 
-// Reads the CPU usage counter of `dir` (and, on v2, where cpu.stat holds both,
+// Reads the CPU usage counter of the cgroup (and, on v2, where cpu.stat holds both,
 // the throttling counters when `throttle` is given); sets out.cpuCores once a
 // rate exists.
-CgroupRead PodCollector::readCpu(const std::string& dir, CgroupUsage& out,
-                                 std::vector<Error>& errors, CgroupUsage* throttle) {
-  const std::string path = cgroupFilePath(layout_, config_.cgroupRoot, dir, CgroupFile::kCpuUsage);
+CgroupRead PodCollector::readCpu(Cgroup& cg, CgroupUsage& out, std::vector<Error>& errors,
+                                 CgroupUsage* throttle) {
   uint64_t usageNs = 0;
   CgroupRead st;
   if (layout_.version() == CgroupVersion::kV1) {
-    st = readParsed(files_, path, parseSingleUint, usageNs, errors);
+    st = readParsed(cg, kUsage, parseSingleUint, usageNs, errors);
   } else {
     static constexpr std::string_view kKeys[] = {"usage_usec", "nr_periods", "nr_throttled"};
     std::array<std::optional<uint64_t>, 3> v;
     const size_t wanted = throttle ? 3 : 1;
-    st = readPicked(files_, path, std::span(kKeys, wanted), std::span(v.data(), wanted), errors);
+    st = readPicked(cg, kUsage, std::span(kKeys, wanted), std::span(v.data(), wanted), errors);
     if (st == CgroupRead::kOk) {
       usageNs = *v[0] * 1000;
-      if (throttle) throttleRatio(dir, *v[1], *v[2], *throttle);
+      if (throttle) throttleRatio(cg, *v[1], *v[2], *throttle);
     }
   }
-  if (st == CgroupRead::kOk) out.cpuCores = cpuRate(dir, usageNs, clock_->now());
+  if (st == CgroupRead::kOk) out.cpuCores = cpuRate(cg, usageNs, clock_->now());
   return st;
 }
 
-void PodCollector::throttleRatio(const std::string& dir, uint64_t periods, uint64_t throttled,
+void PodCollector::throttleRatio(Cgroup& cg, uint64_t periods, uint64_t throttled,
                                  CgroupUsage& out) {
-  auto [it, fresh] = throttle_.try_emplace(dir);
-  Throttle& t = it->second;
-  if (!fresh && periods >= t.periods && throttled >= t.throttled) {
-    uint64_t dp = periods - t.periods;
+  if (cg.hasThrottle && periods >= cg.periods && throttled >= cg.throttled) {
+    uint64_t dp = periods - cg.periods;
     // No period elapsed (no quota, or idle): nothing was throttled.
     out.throttledRatio =
-        dp == 0 ? 0.0 : static_cast<double>(throttled - t.throttled) / static_cast<double>(dp);
+        dp == 0 ? 0.0 : static_cast<double>(throttled - cg.throttled) / static_cast<double>(dp);
   }
-  t.periods = periods;
-  t.throttled = throttled;
-  t.round = round_;
+  cg.periods = periods;
+  cg.throttled = throttled;
+  cg.hasThrottle = true;
 }
 
 bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
                               std::vector<Error>& errors) {
-  const auto& root = config_.cgroupRoot;
+  Cgroup& cg = cgroup(dir);
   const bool v1 = layout_.version() == CgroupVersion::kV1;
-  if (readCpu(dir, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return false;
+  if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return false;
 
   // Memory without page cache.
   {
@@ -135,8 +152,8 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
                                                "total_unevictable"};
     static constexpr std::string_view kV2[] = {"inactive_anon", "active_anon", "unevictable"};
     std::array<std::optional<uint64_t>, 3> v;
-    CgroupRead st = readPicked(files_, cgroupFilePath(layout_, root, dir, CgroupFile::kMemoryStat),
-                               v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
+    CgroupRead st =
+        readPicked(cg, kMemoryStat, v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
     if (st == CgroupRead::kVanished) return false;
     if (st == CgroupRead::kOk) out.memoryBytes = *v[0] + *v[1] + *v[2];
   }
@@ -145,17 +162,15 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
   if (v1) {
     static constexpr std::string_view kKeys[] = {"nr_periods", "nr_throttled"};
     std::array<std::optional<uint64_t>, 2> v;
-    CgroupRead st = readPicked(files_, cgroupFilePath(layout_, root, dir, CgroupFile::kCpuStat),
-                               std::span(kKeys), std::span(v), errors);
+    CgroupRead st = readPicked(cg, kCpuStat, std::span(kKeys), std::span(v), errors);
     if (st == CgroupRead::kVanished) return false;
-    if (st == CgroupRead::kOk) throttleRatio(dir, *v[0], *v[1], out);
+    if (st == CgroupRead::kOk) throttleRatio(cg, *v[0], *v[1], out);
   }
 
   if (withPsi) {
     for (int r = 0; r < 3; ++r) {
       Pressure p;
-      CgroupRead st = readParsed(files_, cgroupFilePath(layout_, root, dir, kPressureFiles[r]),
-                                 parsePressure, p, errors);
+      CgroupRead st = readParsed(cg, static_cast<Slot>(kCpuPressure + r), parsePressure, p, errors);
       if (st == CgroupRead::kVanished) return false;
       if (st == CgroupRead::kOk) out.pressure[r] = std::move(p);
     }
@@ -181,13 +196,13 @@ void PodCollector::detectPsi() {
 }
 
 void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
-  const auto& root = config_.cgroupRoot;
   const std::string beDir = layout_.qosDir(KubeQos::kBestEffort);
   BeUsage& be = out.sample.be;
 
   // Usage of the besteffort QoS directory (its rate state is keyed by its dir).
+  Cgroup& beCgroup = cgroup(beDir);
   CgroupUsage beUsage;
-  readCpu(beDir, beUsage, out.errors, nullptr);
+  readCpu(beCgroup, beUsage, out.errors, nullptr);
   if (beUsage.cpuCores) be.usageMilli = *beUsage.cpuCores * 1000.0;
 
   // Real limit: the smallest cpuset among the BE dir and BE containers (the CPUs in
@@ -196,8 +211,8 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   std::optional<size_t> minCpus;
   auto considerCpuset = [&](const std::string& dir) {
     std::vector<int> cpus;
-    if (readParsed(files_, cgroupFilePath(layout_, root, dir, CgroupFile::kCpusetCpusEffective),
-                   parseCpuList, cpus, out.errors) == CgroupRead::kOk &&
+    if (readParsed(cgroup(dir), kCpusetEffective, parseCpuList, cpus, out.errors) ==
+            CgroupRead::kOk &&
         !cpus.empty()) {
       minCpus = std::min(minCpus.value_or(std::numeric_limits<size_t>::max()), cpus.size());
     }
@@ -219,19 +234,16 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   if (layout_.version() == CgroupVersion::kV1) {
     int64_t quota = 0;
     uint64_t period = 0;
-    if (readParsed(files_, cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota),
-                   parseSingleInt, quota, out.errors) == CgroupRead::kOk &&
+    if (readParsed(beCgroup, kQuota, parseSingleInt, quota, out.errors) == CgroupRead::kOk &&
         quota > 0 &&
-        readParsed(files_, cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuPeriod),
-                   parseSingleUint, period, out.errors) == CgroupRead::kOk &&
+        readParsed(beCgroup, kPeriod, parseSingleUint, period, out.errors) == CgroupRead::kOk &&
         period > 0) {
       double q = static_cast<double>(quota) * 1000.0 / static_cast<double>(period);
       limit = std::min(limit.value_or(q), q);
     }
   } else {
     CpuMax max;
-    if (readParsed(files_, cgroupFilePath(layout_, root, beDir, CgroupFile::kCpuQuota), parseCpuMax,
-                   max, out.errors) == CgroupRead::kOk &&
+    if (readParsed(beCgroup, kQuota, parseCpuMax, max, out.errors) == CgroupRead::kOk &&
         max.quotaUs && max.periodUs > 0) {
       double q = static_cast<double>(*max.quotaUs) * 1000.0 / static_cast<double>(max.periodUs);
       limit = std::min(limit.value_or(q), q);
@@ -241,8 +253,9 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
 }
 
 void PodCollector::prune() {
-  std::erase_if(cpu_, [this](const auto& kv) { return kv.second.round != round_; });
-  std::erase_if(throttle_, [this](const auto& kv) { return kv.second.round != round_; });
+  // A cgroup not read this round is gone (or its pod is): its state and open files
+  // go with it.
+  std::erase_if(cgroups_, [this](const auto& kv) { return kv.second.round != round_; });
 }
 
 PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const NodeSample* node) {
@@ -307,7 +320,6 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
     }
   }
   prune();
-  files_.sweep();  // a gone cgroup's files close a round after their last read
   return out;
 }
 

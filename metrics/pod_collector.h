@@ -16,6 +16,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -89,31 +90,54 @@ class PodCollector {
 
   Support psiSupport() const { return psi_; }
   const std::string& psiReason() const { return psiReason_; }
-  // Rate state entries held (one per cgroup seen last round): bounded by the pods.
-  size_t stateEntries() const { return cpu_.size() + throttle_.size(); }
-  // Cgroup files held open (3 per cgroup read last round, at most maxOpenFiles).
-  size_t openFiles() const { return files_.openCount(); }
+  // Cgroups held (one per cgroup read last round, with its rate state and open
+  // files): bounded by the pods.
+  size_t stateEntries() const { return cgroups_.size(); }
+  // Cgroup files held open (about 3 per cgroup read last round, at most maxOpenFiles).
+  size_t openFiles() const { return budget_.open(); }
 
  private:
-  struct Counter {
-    uint64_t value = 0;
-    Clock::Monotonic at{};
-    uint64_t round = 0;
+  // The files of a cgroup the collector reads, each opened on first use.
+  enum Slot : size_t {
+    kUsage,
+    kMemoryStat,
+    kCpuStat,
+    kCpuPressure,
+    kMemoryPressure,
+    kIoPressure,
+    kCpusetEffective,
+    kQuota,
+    kPeriod,
+    kSlotCount
   };
-  struct Throttle {
+  // One cgroup read in the last round: its paths and descriptors made once (not a
+  // path string per file per round), and its counters' last values.
+  struct Cgroup {
+    std::string dir;
+    std::array<std::optional<PinnedFile>, kSlotCount> files;
+    uint64_t usage = 0;  // cpu usage (ns) at usageAt
+    Clock::Monotonic usageAt{};
+    bool hasUsage = false;
     uint64_t periods = 0;
     uint64_t throttled = 0;
+    bool hasThrottle = false;
     uint64_t round = 0;
   };
 
-  CgroupRead readCpu(const std::string& dir, CgroupUsage& out, std::vector<Error>& errors,
+  // The cgroup state of `dir`, made on first use; marked as read this round.
+  Cgroup& cgroup(const std::string& dir);
+  PinnedFile& file(Cgroup& cg, Slot slot);
+  CgroupRead readCpu(Cgroup& cg, CgroupUsage& out, std::vector<Error>& errors,
                      CgroupUsage* throttle);
-  void throttleRatio(const std::string& dir, uint64_t periods, uint64_t throttled,
-                     CgroupUsage& out);
+  std::optional<double> cpuRate(Cgroup& cg, uint64_t usageNs, Clock::Monotonic at);
+  void throttleRatio(Cgroup& cg, uint64_t periods, uint64_t throttled, CgroupUsage& out);
   // Reads one cgroup dir; false when it vanished (ENOENT) so the caller drops it.
   bool readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
                   std::vector<Error>& errors);
-  std::optional<double> cpuRate(const std::string& dir, uint64_t usageNs, Clock::Monotonic at);
+  template <typename T, typename Parse>
+  CgroupRead readParsed(Cgroup& cg, Slot slot, Parse parse, T& out, std::vector<Error>& errors);
+  CgroupRead readPicked(Cgroup& cg, Slot slot, std::span<const std::string_view> keys,
+                        std::span<std::optional<uint64_t>> values, std::vector<Error>& errors);
   void detectPsi();
   void collectBe(const std::vector<Pod>& pods, Outcome& out);
   void prune();
@@ -121,10 +145,10 @@ class PodCollector {
   Config config_;
   CgroupLayout layout_;
   const Clock* clock_;
-  PinnedFiles files_;
+  FileBudget budget_;
+  std::string buf_;  // the file read last, reused
   uint64_t round_ = 0;
-  std::unordered_map<std::string, Counter> cpu_;
-  std::unordered_map<std::string, Throttle> throttle_;
+  std::unordered_map<std::string, Cgroup> cgroups_;
   Support psi_ = Support::kUnknown;
   std::string psiReason_;
   std::optional<Clock::Monotonic> lastPsi_;

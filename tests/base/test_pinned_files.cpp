@@ -45,30 +45,31 @@ TEST_CASE("a cgroup file read again through its open descriptor gives the kernel
   if (cg.dir.empty()) {
     KOORDLET_SKIP("needs root and a cgroup v1 cpu hierarchy at /sys/fs/cgroup/cpu");
   }
-  PinnedFiles files(16);
-  const std::string shares = cg.dir + "/cpu.shares";
+  FileBudget budget(16);
+  std::string buf;
+  PinnedFile shares(cg.dir + "/cpu.shares", budget);
   cg.setShares(512);
-  CHECK(*files.read(shares) == "512\n");
-  CHECK(files.openCount() == 1);
+  CHECK(*shares.read(buf) == "512\n");
+  CHECK(shares.held());
+  CHECK(budget.open() == 1);
   cg.setShares(256);
-  CHECK(*files.read(shares) == "256\n");  // the same descriptor, regenerated at offset 0
-  CHECK(files.openCount() == 1);
+  CHECK(*shares.read(buf) == "256\n");  // the same descriptor, regenerated at offset 0
+  CHECK(budget.open() == 1);
 
   // The cgroup goes: the descriptor answers ENODEV, is closed, and the fresh open
   // finds no file.
   REQUIRE(::rmdir(cg.dir.c_str()) == 0);
-  auto gone = files.read(shares);
+  auto gone = shares.read(buf);
   REQUIRE_FALSE(gone.ok());
   CHECK(gone.error().sysErrno == ENOENT);
-  CHECK(gone.error().message.find(shares) == 0);
-  CHECK(files.openCount() == 0);
+  CHECK(gone.error().message.find(shares.path()) == 0);
+  CHECK_FALSE(shares.held());
+  CHECK(budget.open() == 0);
 
   // Made again under the same name: read through a new descriptor.
   REQUIRE(::mkdir(cg.dir.c_str(), 0755) == 0);
-  CHECK(*files.read(shares) == "1024\n");
-  REQUIRE(::rmdir(cg.dir.c_str()) == 0);
-  cg.dir.clear();
-  // Recreated between two reads, the old descriptor's ENODEV leads to the new one.
+  CHECK(*shares.read(buf) == "1024\n");
+  CHECK(budget.open() == 1);
 }
 
 TEST_CASE("a cgroup removed and made again between two reads is read through a new descriptor",
@@ -77,63 +78,77 @@ TEST_CASE("a cgroup removed and made again between two reads is read through a n
   if (cg.dir.empty()) {
     KOORDLET_SKIP("needs root and a cgroup v1 cpu hierarchy at /sys/fs/cgroup/cpu");
   }
-  PinnedFiles files(16);
-  const std::string shares = cg.dir + "/cpu.shares";
-  cg.setShares(300);
-  CHECK(*files.read(shares) == "300\n");
-  REQUIRE(::rmdir(cg.dir.c_str()) == 0);
-  REQUIRE(::mkdir(cg.dir.c_str(), 0755) == 0);
-  CHECK(*files.read(shares) == "1024\n");
-  CHECK(files.openCount() == 1);
+  FileBudget budget(16);
+  std::string buf;
+  {
+    PinnedFile shares(cg.dir + "/cpu.shares", budget);
+    cg.setShares(300);
+    CHECK(*shares.read(buf) == "300\n");
+    REQUIRE(::rmdir(cg.dir.c_str()) == 0);
+    REQUIRE(::mkdir(cg.dir.c_str(), 0755) == 0);
+    CHECK(*shares.read(buf) == "1024\n");  // ENODEV, then the new cgroup's file
+    CHECK(budget.open() == 1);
+  }
+  CHECK(budget.open() == 0);  // destroyed: closed and given back
 }
 
 TEST_CASE("a regular file is never held open, so a file replaced behind it reads new",
           "[pinned_files]") {
   test::TempTree tree({{"a", "one\n"}});
-  PinnedFiles files(16);
-  CHECK(*files.read(tree.path("a")) == "one\n");
-  CHECK(files.openCount() == 0);
+  FileBudget budget(16);
+  std::string buf;
+  PinnedFile a(tree.path("a"), budget);
+  CHECK(*a.read(buf) == "one\n");
+  CHECK_FALSE(a.held());
   tree.write("a.new", "two\n");
   fs::rename(tree.path("a.new"), tree.path("a"));
-  CHECK(*files.read(tree.path("a")) == "two\n");
-  auto missing = files.read(tree.path("nope"));
-  REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().sysErrno == ENOENT);
+  CHECK(*a.read(buf) == "two\n");
+  PinnedFile missing(tree.path("nope"), budget);
+  auto text = missing.read(buf);
+  REQUIRE_FALSE(text.ok());
+  CHECK(text.error().sysErrno == ENOENT);
+  CHECK(budget.open() == 0);
 }
 
-TEST_CASE("a kernel file longer than one buffer is read whole, and the cap refuses it",
+TEST_CASE("a kernel file longer than one read is read whole, and the cap refuses it",
           "[pinned_files]") {
-  // kallsyms is megabytes, generated record by record: many preads at growing offsets.
+  // kallsyms is megabytes, handed out a page at a time: many preads at growing
+  // offsets, and from offset 0 again on the second read.
   auto plain = readFile("/proc/kallsyms", 64u << 20);
   REQUIRE(plain.ok());
   REQUIRE(plain->size() > 100000);
-  PinnedFiles files(16);
-  auto pinned = files.read("/proc/kallsyms", 64u << 20);
+  FileBudget budget(16);
+  std::string buf;
+  PinnedFile syms("/proc/kallsyms", budget);
+  auto pinned = syms.read(buf, 64u << 20);
   REQUIRE(pinned.ok());
   CHECK(*pinned == *plain);
-  auto again = files.read("/proc/kallsyms", 64u << 20);  // the descriptor kept, from offset 0
+  auto again = syms.read(buf, 64u << 20);
   REQUIRE(again.ok());
-  CHECK(again->size() == plain->size());
-  CHECK(files.openCount() == 1);
+  CHECK(*again == *plain);
+  CHECK(syms.held());
 
-  auto capped = files.read("/proc/kallsyms", 4096);
+  auto capped = syms.read(buf, 4096);
   REQUIRE_FALSE(capped.ok());
   CHECK(capped.error().sysErrno == EFBIG);
   CHECK(capped.error().message.find("larger than 4096 bytes") != std::string::npos);
 }
 
-TEST_CASE("past the cap files are read the plain way, and a sweep closes files not read",
-          "[pinned_files]") {
-  PinnedFiles files(1);
-  CHECK(files.read("/proc/self/stat").ok());
-  CHECK(files.read("/proc/loadavg").ok());  // over the cap: opened and closed
-  CHECK(files.openCount() == 1);
-  files.sweep();  // both read since the last sweep (none): kept
-  CHECK(files.openCount() == 1);
-  files.sweep();  // not read since: closed
-  CHECK(files.openCount() == 0);
-  CHECK(files.read("/proc/loadavg").ok());
-  CHECK(files.openCount() == 1);
+TEST_CASE("past the budget kernel files are read the plain way", "[pinned_files]") {
+  FileBudget budget(1);
+  std::string buf;
+  PinnedFile stat("/proc/self/stat", budget);
+  PinnedFile load("/proc/loadavg", budget);
+  CHECK(stat.read(buf).ok());
+  CHECK(load.read(buf).ok());  // over the budget: opened and closed
+  CHECK(stat.held());
+  CHECK_FALSE(load.held());
+  CHECK(budget.open() == 1);
+  // Moved, the descriptor goes with it and is given back once.
+  PinnedFile moved(std::move(stat));
+  CHECK(moved.held());
+  CHECK(moved.read(buf).ok());
+  CHECK(budget.open() == 1);
 }
 
 TEST_CASE("the soft limit on open files is raised to the hard limit", "[pinned_files]") {
