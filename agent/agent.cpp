@@ -4,6 +4,8 @@
 // agent_http.cpp, NRI in agent_nri.cpp.
 #include "agent/agent.h"
 
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -179,6 +181,10 @@ Status Agent::start() {
   informer_.onUpdate([this](const std::vector<Pod>& pods) {
     exporter_.setPodCount(pods.size());
     ++podsVersion_;
+    // Parsing a PodList (megabytes of JSON at 500 pods) leaves its freed memory in
+    // the heap, where glibc keeps it: give those pages back to the system (about
+    // 4 MiB of RSS at 500 pods). Only a changed list is parsed, so this is rare.
+    ::malloc_trim(0);
   });
   decideEviction();
   startNri();

@@ -54,6 +54,8 @@ class PodsInformer {
   // Whether the last request succeeded, and why not.
   bool lastOk() const { return lastOk_; }
   const std::string& lastError() const { return lastError_; }
+  // Good replies identical to the list held, so neither parsed nor passed on.
+  uint64_t unchangedReplies() const { return unchanged_; }
 
   // Applies one reply as if it came from the kubelet (the request path calls it;
   // tests call it directly). Returns the failure kind, "" on success.
@@ -71,6 +73,9 @@ class PodsInformer {
   RecordFn record_;
   UpdateFn update_;
   std::vector<Pod> pods_;
+  size_t lastBodySize_ = 0;  // of the reply pods_ came from
+  uint64_t lastBodyHash_ = 0;
+  uint64_t unchanged_ = 0;
   bool synced_ = false;
   bool lastOk_ = false;
   std::string lastError_;

@@ -267,3 +267,44 @@ TEST_CASE("a request without a reply is labelled by the step that failed", "[inf
     CHECK(classOfFailedGet(io, client) == "token");
   }
 }
+
+TEST_CASE("a pod list byte for byte the one held is neither parsed again nor passed on",
+          "[informer]") {
+  ManualClock clock;
+  CapturedLog log(clock);
+  FailureLog failures(clock);
+  boost::asio::io_context io;
+  KubeletClientConfig config;
+  config.host = "127.0.0.1";
+  config.port = 1;
+  KubeletClient client(io, config);
+  PodsInformer informer(io, client, 10s, clock, failures);
+  size_t updates = 0;
+  informer.onUpdate([&](const std::vector<Pod>&) { ++updates; });
+
+  const std::string list = capture("k8s-1.35");
+  CHECK(informer.apply(KubeletResponse{200, list}).empty());
+  CHECK(updates == 1);
+  CHECK(informer.apply(KubeletResponse{200, list}).empty());
+  CHECK(updates == 1);
+  CHECK(informer.unchangedReplies() == 1);
+  CHECK(informer.lastOk());
+
+  // One byte different (same size): parsed and passed on.
+  std::string edited = list;
+  const size_t at = edited.find("\"Running\"");
+  REQUIRE(at != std::string::npos);
+  edited.replace(at, 9, "\"Pending\"");
+  CHECK(informer.apply(KubeletResponse{200, edited}).empty());
+  CHECK(updates == 2);
+  // A failure in between does not make the held list's twin new.
+  CHECK(informer.apply(KubeletResponse{500, edited}) == "status");
+  CHECK_FALSE(informer.lastOk());
+  CHECK(informer.apply(KubeletResponse{200, edited}).empty());
+  CHECK(informer.lastOk());
+  CHECK(updates == 2);
+  CHECK(informer.unchangedReplies() == 2);
+  // Back to the first list: new again.
+  CHECK(informer.apply(KubeletResponse{200, list}).empty());
+  CHECK(updates == 3);
+}
