@@ -6,11 +6,24 @@
 // in this process.
 //   pods_bench AGENT_BINARY PODS SECONDS [NODESLO]   (needs root and cgroup v1 cpu,cpuacct,memory)
 // With NODESLO (a --config file; bench/nodeslo-all-on.yaml turns every strategy on) the
-// agent runs with it and the gate CgroupReconcile, and without --dry-run: the QoS
-// rounds write for real, into the private subtree only.
+// agent runs with it, the gates CgroupReconcile, BEMemoryEvict and BECPUEvict, without
+// --dry-run (the QoS rounds write for real, into the private subtree only), and
+// against the API server stand-in (its Node and NodeMetric, reported every 20 s):
+// the whole loop, NodeMetric aggregation and the API client's memory included.
+//
+// Two windows of SECONDS each. The first has no scrapes: the agent's CPU per
+// collection round (koordlet_collect_rounds_total) against the bare read of the same
+// files, one pass a second in this process during that window. The second scrapes
+// the agent and, beside it, node_exporter (NODE_EXPORTER=path, default Debian's
+// /usr/bin/prometheus-node-exporter; NODE_EXPORTER= turns it off) once a second
+// each: CPU per second and RSS of both, and their ratios.
+// MAX_RATIO=x: exit 3 when the cycle costs more than x times the bare read.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,7 +34,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,7 +44,9 @@
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
+#include "tests/support/http_get.h"
 #include "tests/support/synthetic_pods.h"
+#include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
 namespace fs = std::filesystem;
@@ -109,15 +126,43 @@ long statusKb(pid_t pid, const char* key) {
 }
 
 std::string httpGet(uint16_t port, const std::string& path) {
-  std::string cmd = "curl -s --max-time 5 http://127.0.0.1:" + std::to_string(port) + path;
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
+  auto reply = test::httpGet(port, path);
+  return reply ? reply->body : "";
+}
+
+// The path of this benchmark's fixtures (the API objects).
+std::string fixture(const std::string& rel) {
+  auto text = readFile(std::string(KOORDLET_FIXTURES_DIR) + "/" + rel);
+  if (!text) throw std::runtime_error(text.error().message);
+  return *text;
+}
+
+// A free TCP port on loopback, from the kernel.
+uint16_t freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+pid_t spawn(std::vector<std::string> args) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
   }
-  return out;
+  return pid;
 }
 
 // koordlet_collect_rounds_total of the pod collector in a /metrics page (0 if absent).
@@ -179,6 +224,29 @@ int main(int argc, char** argv) {
   test::TestKubelet kubelet;
   kubelet.setBody(test::syntheticPodListJson(pods));
 
+  // Every strategy on: the cluster side too, from the API server stand-in (no
+  // NodeSLO object there, so the --config file is the NodeSLO in force).
+  std::unique_ptr<test::TestApiServer> api;
+  const std::string kubeconfig = (agentRoot / "kubeconfig").string();
+  if (!nodeSlo.empty()) {
+    using nlohmann::json;
+    api = std::make_unique<test::TestApiServer>(
+        test::TestApiServer::Options{"bench-token", std::chrono::milliseconds(60000), true});
+    json node = json::parse(fixture("kube-api/node-get.body"));
+    node["metadata"] = {{"name", "bench"}};
+    api->put("nodes", node);
+    json nodeMetric = json::parse(fixture("kube-api/nodemetric-get.body"));
+    nodeMetric["metadata"] = {{"name", "bench"}};
+    nodeMetric["spec"]["metricCollectPolicy"]["aggregateDurationSeconds"] = 300;
+    nodeMetric["spec"]["metricCollectPolicy"]["reportIntervalSeconds"] = 20;
+    api->put("nodemetrics", nodeMetric);
+    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n"
+                                 "- name: c\n  cluster:\n    server: "
+                              << api->url() << "\n    certificate-authority: " << api->caFile()
+                              << "\ncontexts:\n- name: b\n  context: {cluster: c, user: u}\n"
+                                 "users:\n- name: u\n  user:\n    token: bench-token\n";
+  }
+
   const uint16_t agentPort = static_cast<uint16_t>(30000 + ::getpid() % 20000);
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -200,7 +268,8 @@ int main(int argc, char** argv) {
       args.push_back("--dry-run");
     } else {
       args.push_back("--config=" + nodeSlo);
-      args.push_back("--feature-gates=CgroupReconcile=true");
+      args.push_back("--feature-gates=CgroupReconcile=true,BEMemoryEvict=true,BECPUEvict=true");
+      args.push_back("--kubeconfig=" + kubeconfig);
     }
     std::vector<char*> argv2;
     for (std::string& a : args) argv2.push_back(a.data());
@@ -247,6 +316,44 @@ int main(int argc, char** argv) {
   const double rounds1 = podRounds(metrics);
   const double bare = passes > 0 ? bareTotal / passes : 0;
 
+  // Second window: the agent and node_exporter side by side, each scraped once a
+  // second, as a Prometheus server would.
+  const char* neEnv = std::getenv("NODE_EXPORTER");
+  const std::string nePath = neEnv ? neEnv : "/usr/bin/prometheus-node-exporter";
+  pid_t ne = -1;
+  uint16_t nePort = 0;
+  if (!nePath.empty() && ::access(nePath.c_str(), X_OK) == 0) {
+    nePort = freePort();
+    ne = spawn({nePath, "--web.listen-address=127.0.0.1:" + std::to_string(nePort)});
+    for (int i = 0; i < 50 && httpGet(nePort, "/metrics").empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  double scrapedCpu = 0, neCpu = 0;
+  long scrapedRss = 0, neRss = 0;
+  {
+    httpGet(agentPort, "/metrics");
+    if (ne > 0) httpGet(nePort, "/metrics");
+    const double a0 = cpuSecondsOf(pid);
+    const double n0 = ne > 0 ? cpuSecondsOf(ne) : 0;
+    const auto s0 = std::chrono::steady_clock::now();
+    for (int i = 1; i <= seconds; ++i) {
+      std::this_thread::sleep_until(s0 + std::chrono::seconds(i));
+      httpGet(agentPort, "/metrics");
+      if (ne > 0) httpGet(nePort, "/metrics");
+    }
+    const double span =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    scrapedCpu = (cpuSecondsOf(pid) - a0) / span;
+    scrapedRss = statusKb(pid, "VmRSS:");
+    if (ne > 0) {
+      neCpu = (cpuSecondsOf(ne) - n0) / span;
+      neRss = statusKb(ne, "VmRSS:");
+      ::kill(ne, SIGTERM);
+      ::waitpid(ne, nullptr, 0);
+    }
+  }
+
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
   for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
@@ -268,8 +375,25 @@ int main(int argc, char** argv) {
       if (line.rfind(kWrites, 0) == 0) writes += std::stod(line.substr(line.rfind(' ') + 1));
     }
   }
-  std::printf("| %zu | %zu | %s | %.2f | %.1f | %.1f | %.2f | %.2f | %.1fx | %zu | %.0f |\n", n,
-              n * 3, synced ? "yes" : "NO", (cpu1 - cpu0), perCycle * 1000, bare * 1000,
-              rss / 1024.0, hwm / 1024.0, perCycle / bare, series, writes);
-  return synced ? 0 : 1;
+  const double ratio = bare > 0 ? perCycle / bare : 0;
+  auto neRatio = [&](double agentValue, double neValue) {
+    return neValue > 0 ? std::to_string(agentValue / neValue).substr(0, 4) + "x" : "-";
+  };
+  std::printf(
+      "| %zu | %zu | %s | %.2f | %.1f | %.1f | %.2f | %.2f | %.2fx | %zu | %.0f | %.1f | %s | %s | "
+      "%.2f | %s | %s |\n",
+      n, n * 3, synced ? "yes" : "NO", (cpu1 - cpu0), perCycle * 1000, bare * 1000, rss / 1024.0,
+      hwm / 1024.0, ratio, series, writes, scrapedCpu * 1000,
+      ne > 0 ? (std::to_string(neCpu * 1000).substr(0, 5)).c_str() : "-",
+      neRatio(scrapedCpu, neCpu).c_str(), scrapedRss / 1024.0,
+      ne > 0 ? std::to_string(neRss / 1024.0).substr(0, 5).c_str() : "-",
+      neRatio(static_cast<double>(scrapedRss), static_cast<double>(neRss)).c_str());
+  if (!synced) return 1;
+  if (const char* max = std::getenv("MAX_RATIO"); max && ratio > std::stod(max)) {
+    std::fprintf(stderr,
+                 "pods_bench: %zu pods: the cycle costs %.2fx the bare read, over MAX_RATIO %s\n",
+                 n, ratio, max);
+    return 3;
+  }
+  return 0;
 }
