@@ -1,5 +1,7 @@
 #include "metrics/exporter.h"
 
+#include "metrics/text_exposition.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -473,9 +475,11 @@ void Exporter::recordPods(const PodsSample& sample) {
 }
 
 std::string Exporter::render() const {
-  std::ostringstream os;
-  prometheus::TextSerializer().Serialize(os, registry_->Collect());
-  return os.str();
+  std::string out;
+  out.reserve(lastRenderBytes_ + lastRenderBytes_ / 8);
+  appendTextExposition(out, registry_->Collect());
+  lastRenderBytes_ = out.size();
+  return out;
 }
 
 }  // namespace koord

@@ -228,7 +228,8 @@ class Exporter {
 
   std::string node_;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::vector<std::string> families_;  // before the SweptGauges, which register in init
+  mutable size_t lastRenderBytes_ = 0;  // the last page's size: the next one reserves it
+  std::vector<std::string> families_;   // before the SweptGauges, which register in init
 
   prometheus::Gauge* startTime_;
   prometheus::Gauge* nodeCpu_;

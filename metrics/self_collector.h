@@ -38,7 +38,8 @@ class SelfCollector {
   uint64_t bootTimeSeconds_;
 };
 
-// Entries in a directory other than "." and "..": the open fd count for <proc>/self/fd.
+// Entries in a directory other than "." and "..": the open fd count for <proc>/self/fd
+// (from the directory's size where procfs gives it).
 Result<size_t> countDirEntries(const std::string& dir);
 
 }  // namespace koord
