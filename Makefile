@@ -63,7 +63,9 @@ test: deps
 
 bench: build
 	./bench/run.sh $(BUILD)/agent/koordlet
-	./bench/pods.sh $(BUILD)
+	# The whole cycle, every strategy on, against the bare read of its files: fails
+	# past 1.5x (issue 20's benchmark assertion), at 110 and 500 pods.
+	MAX_RATIO=$${MAX_RATIO:-1.5} NODESLO=bench/nodeslo-all-on.yaml ./bench/pods.sh $(BUILD)
 	./$(BUILD)/bench/suppress_latency $(BUILD)/agent/koordlet $${STEPS:-10}
 	./$(BUILD)/bench/qos_reconcile 500 20
 	./$(BUILD)/bench/nri_roundtrip 10000 500

@@ -133,7 +133,9 @@ class Agent {
   HttpResponse serveReadyz() const;
   // The last /metrics page and when it was rendered: scrapes within
   // kMetricsPageMaxAge share it (see serveMetrics).
-  std::shared_ptr<const std::string> metricsPage_;
+  // The last page rendered, while a response still holds it (megabytes at 500 pods:
+  // not kept between scrapes).
+  std::weak_ptr<const std::string> metricsPage_;
   Clock::Monotonic metricsPageAt_{};
   HttpResponse serveConfig() const;
   KubeletClientConfig kubeletConfig() const;
@@ -186,6 +188,8 @@ class Agent {
   std::unique_ptr<nri::HookRecorder> hookRecorder_;
   std::unique_ptr<nri::NriHooks> nriHooks_;
   std::unique_ptr<nri::NriClient> nri_;
+  void trimHeap();
+  Clock::Monotonic lastHeapTrim_{};
   uint64_t podsVersion_ = 0;  // bumped on every new pod list
   // What the last published HookState was built from; a change republishes.
   struct HookInputs {

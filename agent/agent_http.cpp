@@ -34,9 +34,9 @@ constexpr uint64_t kSharedPageConnections = 4;
 HttpResponse Agent::serveMetrics() {
   constexpr const char* kType = "text/plain; version=0.0.4; charset=utf-8";
   const auto now = clock_->now();
-  if (metricsPage_ && now - metricsPageAt_ < kMetricsPageMaxAge &&
-      server_.stats().connectionsOpen > kSharedPageConnections) {
-    return HttpResponse{200, kType, metricsPage_};
+  if (auto page = metricsPage_.lock(); page && now - metricsPageAt_ < kMetricsPageMaxAge &&
+                                       server_.stats().connectionsOpen > kSharedPageConnections) {
+    return HttpResponse{200, kType, std::move(page)};
   }
   if (auto self = selfCollector_->collect()) {
     exporter_.recordSelf(*self);
@@ -57,9 +57,10 @@ HttpResponse Agent::serveMetrics() {
   if (qos_) state.emplace_back("qos_pods", qos_->stateEntries());
   if (auto hooks = hookState_.current()) state.emplace_back("hook_pods", hooks->podsByUid.size());
   exporter_.recordStateEntries(state);
-  metricsPage_ = std::make_shared<const std::string>(exporter_.render());
+  auto page = std::make_shared<const std::string>(exporter_.render());
+  metricsPage_ = page;  // shared while responses hold it, freed when the last is sent
   metricsPageAt_ = now;
-  return HttpResponse{200, kType, metricsPage_};
+  return HttpResponse{200, kType, std::move(page)};
 }
 
 // GET /config: the effective NodeSLO config (defaults merged with --config), the

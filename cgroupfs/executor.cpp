@@ -150,7 +150,10 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // One owner per knob per cgroup: the first strategy to write it keeps it, so two
   // strategies cannot fight over a value write after write.
   const Clock::Monotonic start = clock_->now();
-  auto [owner, inserted] = owners_.try_emplace({write.dir, write.knob}, Owner{write.owner, start});
+  auto owner = owners_.find(std::pair<std::string_view, Knob>(write.dir, write.knob));
+  const bool inserted = owner == owners_.end();
+  if (inserted)
+    owner = owners_.emplace(std::pair(write.dir, write.knob), Owner{write.owner, start}).first;
   if (!inserted && owner->second.name != write.owner) {
     refuse("second_owner", batch);
     failures_->failure("executor owner " + write.dir + " " + spec.name, Severity::kWarning,
@@ -340,7 +343,7 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
 void Executor::forgetUnder(std::string_view dir) {
   // Owners sort by dir: "<dir>", "<dir>-x" and "<dir>/..." all follow the first
   // key not below (dir, first knob), and every key with the prefix is among them.
-  auto it = owners_.lower_bound({std::string(dir), Knob{}});
+  auto it = owners_.lower_bound(std::pair<std::string_view, Knob>(dir, Knob{}));
   while (it != owners_.end() && it->first.first.starts_with(dir)) {
     const std::string& d = it->first.first;
     if (d.size() == dir.size() || d[dir.size()] == '/') {

@@ -34,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -184,8 +185,18 @@ class Executor {
   std::map<std::string, Cached> cache_;  // path -> last write
   // path -> known text; mutable: read() is a const query that may learn a file.
   mutable std::unordered_map<std::string, Known> known_;
-  std::map<std::pair<std::string, Knob>, Owner> owners_;  // (dir, knob) -> owner
-  bool unsupportedLogged_[kKnobCount] = {};               // one line per knob, ever
+  // (dir, knob) -> owner; ordered by dir so forgetUnder finds a pod's subtree, and
+  // looked up by (string_view, knob) so a write that finds its owner allocates no key.
+  struct OwnerLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const int c = std::string_view(a.first).compare(std::string_view(b.first));
+      return c < 0 || (c == 0 && a.second < b.second);
+    }
+  };
+  std::map<std::pair<std::string, Knob>, Owner, OwnerLess> owners_;
+  bool unsupportedLogged_[kKnobCount] = {};  // one line per knob, ever
 };
 
 }  // namespace koord

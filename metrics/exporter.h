@@ -275,7 +275,7 @@ class Exporter {
   prometheus::Counter* nriSyncCloses_;
   prometheus::Counter* nriProtocolCloses_;
   double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0, nriProtocolClosesLast_ = 0;
-  std::map<std::string, prometheus::Histogram*> resourceUpdateByStatus_;
+  std::map<std::string, prometheus::Histogram*, std::less<>> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
   prometheus::Family<prometheus::Gauge>* beSuppressLsFamily_;
   prometheus::Family<prometheus::Gauge>* beSuppressBeFamily_;

@@ -48,7 +48,10 @@ PodCollector::Cgroup& PodCollector::cgroup(const std::string& dir) {
 
 PinnedFile& PodCollector::file(Cgroup& cg, Slot slot) {
   auto& f = cg.files[slot];
-  if (!f) f.emplace(cgroupFilePath(layout_, config_.cgroupRoot, cg.dir, kSlotFiles[slot]), budget_);
+  if (!f) {
+    f = std::make_unique<PinnedFile>(
+        cgroupFilePath(layout_, config_.cgroupRoot, cg.dir, kSlotFiles[slot]), budget_);
+  }
   return *f;
 }
 
