@@ -146,8 +146,14 @@ void PodCollector::throttleRatio(Cgroup& cg, uint64_t periods, uint64_t throttle
 bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
                               std::vector<Error>& errors) {
   Cgroup& cg = cgroup(dir);
+  // A vanished cgroup's state goes at once (its files closed): it is not kept while
+  // the kubelet still lists its pod.
+  auto gone = [&] {
+    cgroups_.erase(dir);
+    return false;
+  };
   const bool v1 = layout_.version() == CgroupVersion::kV1;
-  if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return false;
+  if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return gone();
 
   // Memory without page cache.
   {
@@ -157,7 +163,7 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
     std::array<std::optional<uint64_t>, 3> v;
     CgroupRead st =
         readPicked(cg, kMemoryStat, v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
-    if (st == CgroupRead::kVanished) return false;
+    if (st == CgroupRead::kVanished) return gone();
     if (st == CgroupRead::kOk) out.memoryBytes = *v[0] + *v[1] + *v[2];
   }
 
@@ -166,7 +172,7 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
     static constexpr std::string_view kKeys[] = {"nr_periods", "nr_throttled"};
     std::array<std::optional<uint64_t>, 2> v;
     CgroupRead st = readPicked(cg, kCpuStat, std::span(kKeys), std::span(v), errors);
-    if (st == CgroupRead::kVanished) return false;
+    if (st == CgroupRead::kVanished) return gone();
     if (st == CgroupRead::kOk) throttleRatio(cg, *v[0], *v[1], out);
   }
 
@@ -174,7 +180,7 @@ bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage&
     for (int r = 0; r < 3; ++r) {
       Pressure p;
       CgroupRead st = readParsed(cg, static_cast<Slot>(kCpuPressure + r), parsePressure, p, errors);
-      if (st == CgroupRead::kVanished) return false;
+      if (st == CgroupRead::kVanished) return gone();
       if (st == CgroupRead::kOk) out.pressure[r] = std::move(p);
     }
   }
