@@ -47,7 +47,7 @@ else
 fi
 # Under TCG the agent's start and first full collection of 500 pods take far longer
 # than on hardware: generous waits, the measurement starts only after them.
-export KOORDLET_RIG_ENV="KOORDLET_BENCH_CGROUP=$mode KOORDLET_BENCH_EMULATED=1 KOORDLET_FIXTURES=/koordlet KOORDLET_BENCH_READY_SECONDS=${READY_SECONDS:-300} KOORDLET_BENCH_SETTLE_SECONDS=${SETTLE_SECONDS:-10}"
+export KOORDLET_RIG_ENV="KOORDLET_BENCH_CGROUP=$mode KOORDLET_BENCH_EMULATED=1 KOORDLET_BENCH_HTTP_SECONDS=60 KOORDLET_FIXTURES=/koordlet KOORDLET_BENCH_READY_SECONDS=${READY_SECONDS:-300} KOORDLET_BENCH_SETTLE_SECONDS=${SETTLE_SECONDS:-10}"
 if [ "$mode" = v1 ]; then export KOORDLET_RIG_CGROUP=v1; else export KOORDLET_RIG_CGROUP=v2; fi
 
 echo "NodeSLO: ${slo_arg:-none (agent defaults, --dry-run)}; cgroup $mode in QEMU TCG (tests/rig), -m $KOORDLET_RIG_MEMORY -smp 2, interval 1s, ${SECONDS_PER_RUN}s measured after warm-up; host $(nproc) cores"

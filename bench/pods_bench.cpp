@@ -38,6 +38,7 @@
 //     by outcome in the first window are printed on stderr;
 //   KOORDLET_BENCH_READY_SECONDS (default 10): the wait for /readyz to list every pod;
 //   KOORDLET_BENCH_SETTLE_SECONDS (default 3): the wait after it;
+//   KOORDLET_BENCH_HTTP_SECONDS (default 5): the bound on one GET (/readyz, /metrics);
 //   KOORDLET_BENCH_AGENT_STDERR=1: the agent's log on stderr (default: dropped);
 //   KOORDLET_FIXTURES: the fixtures dir (default: the source tree's tests/fixtures).
 #include <arpa/inet.h>
@@ -154,8 +155,14 @@ long statusKb(pid_t pid, const char* key) {
   return -1;
 }
 
+long envLong(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::stol(v) : fallback;
+}
+
 std::string httpGet(uint16_t port, const std::string& path) {
-  auto reply = test::httpGet(port, path);
+  static const long seconds = envLong("KOORDLET_BENCH_HTTP_SECONDS", 5);
+  auto reply = test::httpGet(port, path, std::chrono::seconds(seconds));
   return reply ? reply->body : "";
 }
 
@@ -206,11 +213,6 @@ double podRounds(const std::string& metrics) {
     }
   }
   return 0;
-}
-
-long envLong(const char* name, long fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::stol(v) : fallback;
 }
 
 // The cgroup tree for the agent, by KOORDLET_BENCH_CGROUP (see the header).
