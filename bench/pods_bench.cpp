@@ -18,6 +18,29 @@
 // /usr/bin/prometheus-node-exporter; NODE_EXPORTER= turns it off) once a second
 // each: CPU per second and RSS of both, and their ratios.
 // MAX_RATIO=x: exit 3 when the cycle costs more than x times the bare read.
+//
+// KOORDLET_BENCH_CGROUP picks the tree (default v1):
+//   v1           cgroupfs driver, <controller>/koordlet-bench-<pid>/kubepods/... under
+//                /sys/fs/cgroup's v1 mounts (cpu, cpuacct, memory), the agent's root a
+//                temp dir of symlinks to them;
+//   v2           systemd driver (kubepods.slice/...), in a private cgroup2 dir
+//                /sys/fs/cgroup/koordlet-bench-<pid> that is the agent's
+//                --cgroup-root-dir (it holds cgroup.controllers, so the agent detects
+//                v2 and the driver as on a node), +cpu +cpuset +memory enabled in every
+//                non-leaf dir's cgroup.subtree_control;
+//   v2-cgroupfs  the same with the cgroupfs driver (kubepods/...).
+// On v2 the bare-read list is cycleFiles' v2 names (cpu.stat once per dir: the agent
+// reads usage and throttling from one read). This host has no v2: bench/pods-v2.sh runs
+// the v2 mode (and, for comparison, v1) in the QEMU rig (tests/rig), where these help:
+//   KOORDLET_BENCH_EMULATED=1 (default on v2): the agent is SIGSTOPped during each bare
+//     pass (under TCG both vCPUs share one host thread, so a busy agent would inflate
+//     the pass's CPU time, and the pass the agent's); the rounds and the cgroup writes
+//     by outcome in the first window are printed on stderr;
+//   KOORDLET_BENCH_READY_SECONDS (default 10): the wait for /readyz to list every pod;
+//   KOORDLET_BENCH_SETTLE_SECONDS (default 3): the wait after it;
+//   KOORDLET_BENCH_HTTP_SECONDS (default 5): the bound on one GET (/readyz, /metrics);
+//   KOORDLET_BENCH_AGENT_STDERR=1: the agent's log on stderr (default: dropped);
+//   KOORDLET_FIXTURES: the fixtures dir (default: the source tree's tests/fixtures).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -28,8 +51,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -72,8 +98,12 @@ std::vector<std::string> cycleFiles(const CgroupLayout& layout, const std::strin
       "/proc/stat",         "/proc/meminfo",         "/proc/loadavg",
       "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io"};
   auto cgroup = [&](const std::string& dir) {
+    const std::string usage = cgroupFilePath(layout, root, dir, CgroupFile::kCpuUsage);
     for (CgroupFile f : {CgroupFile::kCpuUsage, CgroupFile::kMemoryStat, CgroupFile::kCpuStat}) {
-      files.push_back(cgroupFilePath(layout, root, dir, f));
+      std::string path = cgroupFilePath(layout, root, dir, f);
+      // v2: usage and throttling are both in cpu.stat, which the agent reads once.
+      if (f == CgroupFile::kCpuStat && path == usage) continue;
+      files.push_back(std::move(path));
     }
   };
   for (const auto& p : pods) {
@@ -125,14 +155,21 @@ long statusKb(pid_t pid, const char* key) {
   return -1;
 }
 
+long envLong(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::stol(v) : fallback;
+}
+
 std::string httpGet(uint16_t port, const std::string& path) {
-  auto reply = test::httpGet(port, path);
+  static const long seconds = envLong("KOORDLET_BENCH_HTTP_SECONDS", 5);
+  auto reply = test::httpGet(port, path, std::chrono::seconds(seconds));
   return reply ? reply->body : "";
 }
 
 // The path of this benchmark's fixtures (the API objects).
 std::string fixture(const std::string& rel) {
-  auto text = readFile(std::string(KOORDLET_FIXTURES_DIR) + "/" + rel);
+  const char* dir = std::getenv("KOORDLET_FIXTURES");
+  auto text = readFile(std::string(dir && *dir ? dir : KOORDLET_FIXTURES_DIR) + "/" + rel);
   if (!text) throw std::runtime_error(text.error().message);
   return *text;
 }
@@ -178,6 +215,99 @@ double podRounds(const std::string& metrics) {
   return 0;
 }
 
+// The cgroup tree for the agent, by KOORDLET_BENCH_CGROUP (see the header).
+struct BenchTree {
+  CgroupLayout layout{CgroupVersion::kV1, CgroupDriver::kCgroupfs};
+  std::string agentRoot;          // --cgroup-root-dir
+  std::vector<fs::path> created;  // removed in reverse order
+  std::vector<fs::path> tops;     // the private top dirs, removed last
+  fs::path scratch;               // a temp dir (v1: the agent root, its symlinks)
+};
+
+CgroupLayout benchLayout() {
+  const char* v = std::getenv("KOORDLET_BENCH_CGROUP");
+  const std::string mode = v && *v ? v : "v1";
+  if (mode == "v1") return CgroupLayout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+  if (mode == "v2") return CgroupLayout(CgroupVersion::kV2, CgroupDriver::kSystemd);
+  if (mode == "v2-cgroupfs") return CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs);
+  throw std::runtime_error("KOORDLET_BENCH_CGROUP=" + mode + ": not one of v1, v2, v2-cgroupfs");
+}
+
+// v2: lets dir's children have the cpu, cpuset and memory files (cpu.stat's usage is
+// there without +cpu, but cpu.max, cpu.weight, memory.* and cpuset.* are not).
+void enableControllers(const fs::path& dir) {
+  for (const char* c : {"+cpu", "+cpuset", "+memory"}) {
+    const fs::path file = dir / "cgroup.subtree_control";
+    std::ofstream out(file);
+    out << c << std::flush;
+    if (!out) {
+      throw std::runtime_error(file.string() + ": cannot write " + c + ": " + std::strerror(errno));
+    }
+  }
+}
+
+BenchTree makeTree(const std::string& prefix, const std::vector<BenchPod>& pods) {
+  BenchTree t;
+  t.layout = benchLayout();
+  t.scratch = fs::temp_directory_path() / prefix;
+  fs::create_directories(t.scratch);
+  const CgroupLayout& layout = t.layout;
+  if (layout.version() == CgroupVersion::kV1) {
+    // The agent sees <tmp>/<controller> -> /sys/fs/cgroup/<controller>/<prefix>, so
+    // its kubepods tree is the private one built here, in the real kernel.
+    t.agentRoot = t.scratch.string();
+    for (const char* c : kControllers) {
+      fs::path top = fs::path(kCgroupRoot) / c / prefix;
+      fs::create_directories(top);
+      t.tops.push_back(top);
+      fs::create_symlink(top, t.scratch / c);
+      auto mk = [&](const std::string& dir) {
+        fs::create_directories(top / dir);
+        t.created.push_back(top / dir);
+      };
+      mk(layout.kubeRootDir());
+      mk(layout.qosDir(KubeQos::kBurstable));
+      mk(layout.qosDir(KubeQos::kBestEffort));
+      for (const auto& p : pods) {
+        std::string podDir = layout.podDir(p.qos, p.uid);
+        mk(podDir);
+        for (const auto& id : p.containerIds) mk(*layout.containerDir(podDir, "containerd", id));
+      }
+    }
+    return t;
+  }
+  if (!fs::is_regular_file(fs::path(kCgroupRoot) / "cgroup.controllers")) {
+    throw std::runtime_error("no cgroup2 mounted at " + kCgroupRoot);
+  }
+  enableControllers(kCgroupRoot);
+  const fs::path top = fs::path(kCgroupRoot) / prefix;
+  t.agentRoot = top.string();
+  fs::create_directory(top);
+  t.tops.push_back(top);
+  enableControllers(top);
+  // Parents before children, each non-leaf dir delegating the controllers.
+  auto mk = [&](const std::string& dir, bool leaf) {
+    fs::create_directory(top / dir);
+    t.created.push_back(top / dir);
+    if (!leaf) enableControllers(top / dir);
+  };
+  mk(layout.kubeRootDir(), false);
+  mk(layout.qosDir(KubeQos::kBurstable), false);
+  mk(layout.qosDir(KubeQos::kBestEffort), false);
+  for (const auto& p : pods) {
+    std::string podDir = layout.podDir(p.qos, p.uid);
+    mk(podDir, false);
+    for (const auto& id : p.containerIds) mk(*layout.containerDir(podDir, "containerd", id), true);
+  }
+  return t;
+}
+
+void removeTree(const BenchTree& t) {
+  for (auto it = t.created.rbegin(); it != t.created.rend(); ++it) ::rmdir(it->c_str());
+  for (const auto& top : t.tops) ::rmdir(top.c_str());
+  fs::remove_all(t.scratch);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,31 +325,11 @@ int main(int argc, char** argv) {
   }
 
   const std::string prefix = "koordlet-bench-" + std::to_string(::getpid());
-  CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
   const auto pods = makePods(n);
-
-  // The agent sees <tmp>/<controller> -> /sys/fs/cgroup/<controller>/<prefix>, so
-  // its kubepods tree is the private one built here, in the real kernel.
-  const fs::path agentRoot = fs::temp_directory_path() / prefix;
-  fs::create_directories(agentRoot);
-  std::vector<fs::path> created;
-  for (const char* c : kControllers) {
-    fs::path top = fs::path(kCgroupRoot) / c / prefix;
-    fs::create_directories(top);
-    fs::create_symlink(top, agentRoot / c);
-    auto mk = [&](const std::string& dir) {
-      fs::create_directories(top / dir);
-      created.push_back(top / dir);
-    };
-    mk(layout.kubeRootDir());
-    mk(layout.qosDir(KubeQos::kBurstable));
-    mk(layout.qosDir(KubeQos::kBestEffort));
-    for (const auto& p : pods) {
-      std::string podDir = layout.podDir(p.qos, p.uid);
-      mk(podDir);
-      for (const auto& id : p.containerIds) mk(*layout.containerDir(podDir, "containerd", id));
-    }
-  }
+  const BenchTree tree = makeTree(prefix, pods);
+  const CgroupLayout& layout = tree.layout;
+  const bool emulated =
+      envLong("KOORDLET_BENCH_EMULATED", layout.version() == CgroupVersion::kV2 ? 1 : 0) == 1;
 
   test::TestKubelet kubelet;
   kubelet.setBody(test::syntheticPodListJson(pods));
@@ -227,7 +337,7 @@ int main(int argc, char** argv) {
   // Every strategy on: the cluster side too, from the API server stand-in (no
   // NodeSLO object there, so the --config file is the NodeSLO in force).
   std::unique_ptr<test::TestApiServer> api;
-  const std::string kubeconfig = (agentRoot / "kubeconfig").string();
+  const std::string kubeconfig = (tree.scratch / "kubeconfig").string();
   if (!nodeSlo.empty()) {
     using nlohmann::json;
     api = std::make_unique<test::TestApiServer>(
@@ -251,11 +361,13 @@ int main(int argc, char** argv) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setenv("NODE_NAME", "bench", 1);
-    std::string root = "--cgroup-root-dir=" + agentRoot.string();
+    std::string root = "--cgroup-root-dir=" + tree.agentRoot;
     std::string kport = "--kubelet-read-only-port=" + std::to_string(kubelet.port());
     std::string addr = "--addr=127.0.0.1:" + std::to_string(agentPort);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 2);
+    if (envLong("KOORDLET_BENCH_AGENT_STDERR", 0) == 0) {  // 1: keep the agent's log
+      int devnull = ::open("/dev/null", O_WRONLY);
+      ::dup2(devnull, 2);
+    }
     std::vector<std::string> args = {agent,
                                      root,
                                      "--proc-root-dir=/proc/",
@@ -280,31 +392,35 @@ int main(int argc, char** argv) {
 
   // Warm-up: the pod list arrives and every rate has its first sample.
   bool synced = false;
-  for (int i = 0; i < 100 && !synced; ++i) {
+  const long readyTicks = envLong("KOORDLET_BENCH_READY_SECONDS", 10) * 10;
+  for (long i = 0; i < readyTicks && !synced; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     synced =
         httpGet(agentPort, "/readyz").find(", " + std::to_string(n) + " pods") != std::string::npos;
   }
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::this_thread::sleep_for(std::chrono::seconds(envLong("KOORDLET_BENCH_SETTLE_SECONDS", 3)));
 
   // The bare cost of the same files (open, read, close, nothing else), one pass a
   // second during the agent's own window, so both meet the same machine: a build or
   // a VM elsewhere slows both alike, and the ratio stays comparable.
-  const auto files = cycleFiles(layout, agentRoot.string(), pods);
+  const auto files = cycleFiles(layout, tree.agentRoot, pods);
   size_t bytes = 0;
   double bareTotal = 0;
   int passes = 0;
-  const double rounds0 = podRounds(httpGet(agentPort, "/metrics"));
+  const std::string metrics0 = httpGet(agentPort, "/metrics");
+  const double rounds0 = podRounds(metrics0);
   const double cpu0 = cpuSecondsOf(pid);
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < seconds; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(1000 * i + 500));
+    if (emulated) ::kill(pid, SIGSTOP);
     const double b0 = cpuSecondsThread();
     for (const auto& f : files) {
       auto t = readFile(f);
       if (t) bytes += t->size();
     }
     bareTotal += cpuSecondsThread() - b0;
+    if (emulated) ::kill(pid, SIGCONT);
     ++passes;
   }
   std::this_thread::sleep_until(t0 + std::chrono::seconds(seconds));
@@ -356,9 +472,7 @@ int main(int argc, char** argv) {
 
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
-  for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
-  for (const char* c : kControllers) ::rmdir((fs::path(kCgroupRoot) / c / prefix).c_str());
-  fs::remove_all(agentRoot);
+  removeTree(tree);
 
   // The pod collection rounds the agent counted in the window (each round runs the
   // QoS strategies due with it); the wall time in seconds if it did not say.
@@ -376,6 +490,25 @@ int main(int argc, char** argv) {
     }
   }
   const double ratio = bare > 0 ? perCycle / bare : 0;
+  if (emulated) {
+    std::fprintf(stderr,
+                 "pods_bench: %zu pods, %s %s: %.0f pod collector rounds in %.1f s, %zu files a "
+                 "bare pass (%zu bytes)\n",
+                 n, toString(layout.version()), toString(layout.driver()), rounds1 - rounds0, wall,
+                 files.size(), passes > 0 ? bytes / passes : 0);
+    // The cgroup writes by outcome in the first window (and since start).
+    std::istringstream in(metrics);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("koordlet_resource_update_duration_milliseconds_count{", 0) != 0) continue;
+      const std::string series = line.substr(0, line.rfind(' ') + 1);
+      const size_t at = metrics0.find("\n" + series);
+      const double before =
+          at == std::string::npos ? 0 : std::stod(metrics0.substr(at + 1 + series.size()));
+      const double now = std::stod(line.substr(series.size()));
+      std::fprintf(stderr, "pods_bench: %s: %.0f in the window, %.0f since start\n", series.c_str(),
+                   now - before, now);
+    }
+  }
   auto neRatio = [&](double agentValue, double neValue) {
     return neValue > 0 ? std::to_string(agentValue / neValue).substr(0, 4) + "x" : "-";
   };

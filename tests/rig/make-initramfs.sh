@@ -7,6 +7,16 @@
 #
 # Usage: make-initramfs.sh <test-binary> <output.cpio> [test arguments...]
 # /init prints "KOORDLET-RIG-RESULT rc=<exit code of the test>" and powers off.
+# Environment (both optional; unset, the image is the test rig's as before):
+#   KOORDLET_RIG_EXTRA  space-separated files or dirs also copied into /koordlet/ (by
+#                       base name): executables with their libraries and without debug
+#                       info, other files and dirs as they are (bench/pods-v2.sh: the
+#                       agent, a NodeSLO file and API fixtures beside pods_bench)
+#   KOORDLET_RIG_ENV    space-separated NAME=VALUE pairs exported for the binary
+#   KOORDLET_RIG_CGROUP v1: /init mounts cgroup v1 instead (tmpfs at /sys/fs/cgroup,
+#                       cpu,cpuacct with cpu and cpuacct links, memory, cpuset, as on a
+#                       v1 host); needs run.sh's kernel command line without
+#                       cgroup_no_v1 (run.sh does that for the same variable). Default v2.
 # Exit: 0 built, 1 a failure, 77 busybox or cpio missing.
 set -euo pipefail
 
@@ -53,6 +63,14 @@ cp -L "$binary" "$root/koordlet/$name"
 # unpacking failed: write error"). Symbols stay, so reports still name functions.
 strip --strip-debug "$root/koordlet/$name"
 copy_libs "$binary"
+for extra in ${KOORDLET_RIG_EXTRA:-}; do
+  [ -e "$extra" ] || die "KOORDLET_RIG_EXTRA: $extra: no such file or dir"
+  cp -rL "$extra" "$root/koordlet/$(basename "$extra")"
+  if [ -f "$extra" ] && [ -x "$extra" ]; then
+    strip --strip-debug "$root/koordlet/$(basename "$extra")"
+    copy_libs "$extra"
+  fi
+done
 # No ld.so.cache in the image: name the library dirs.
 ld_path=$(printf '%s\n' "${lib_dirs[@]}" | sort -u | paste -sd: -)
 
@@ -64,6 +82,37 @@ sanitizer_env=""
 for var in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
   [ -n "${!var:-}" ] && sanitizer_env+="export $var=$(printf '%q' "${!var}")"$'\n'
 done
+for pair in ${KOORDLET_RIG_ENV:-}; do
+  [[ "$pair" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "KOORDLET_RIG_ENV: $pair: not NAME=VALUE"
+  sanitizer_env+="export ${pair%%=*}=$(printf '%q' "${pair#*=}")"$'\n'
+done
+
+if [ "${KOORDLET_RIG_CGROUP:-v2}" = v1 ]; then
+  # A kernel built without a v1 controller (Debian 6.12: no memory or cpuset v1)
+  # fails the boot at once rather than leave plain tmpfs dirs where cgroups belong.
+  cgroup_setup='v1() {
+  mkdir "/sys/fs/cgroup/$1" && mount -t cgroup -o "$1" cgroup "/sys/fs/cgroup/$1" && return
+  echo "KOORDLET-RIG-CGROUP v1 controller $1 cannot be mounted on $(uname -r)"
+  echo "KOORDLET-RIG-RESULT rc=1"
+  poweroff -f
+}
+mount -t tmpfs cgroup_root /sys/fs/cgroup
+v1 cpu,cpuacct
+ln -s cpu,cpuacct /sys/fs/cgroup/cpu
+ln -s cpu,cpuacct /sys/fs/cgroup/cpuacct
+v1 memory
+v1 cpuset
+echo "KOORDLET-RIG-KERNEL $(uname -r) cpus=$(cat /sys/fs/cgroup/cpuset/cpuset.cpus)"
+echo "KOORDLET-RIG-CGROUP v1 $(ls /sys/fs/cgroup | tr "\n" " ")"
+'
+else
+  [ "${KOORDLET_RIG_CGROUP:-v2}" = v2 ] || die "KOORDLET_RIG_CGROUP=$KOORDLET_RIG_CGROUP: not v1 or v2"
+  cgroup_setup='mount -t cgroup2 cgroup2 /sys/fs/cgroup
+echo "+cpu +cpuset +memory" >/sys/fs/cgroup/cgroup.subtree_control
+echo "KOORDLET-RIG-KERNEL $(uname -r) cpus=$(cat /sys/fs/cgroup/cpuset.cpus.effective)"
+echo "KOORDLET-RIG-CGROUP controllers=[$(cat /sys/fs/cgroup/cgroup.controllers)] subtree_control=[$(cat /sys/fs/cgroup/cgroup.subtree_control)]"
+'
+fi
 
 cat >"$root/init" <<EOF
 #!/bin/busybox sh
@@ -76,11 +125,9 @@ mount -t devtmpfs devtmpfs /dev
 # The kernel opens /dev/console for init only if the image has one: make sure.
 exec </dev/console >/dev/console 2>&1
 mount -t tmpfs tmpfs /tmp
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-echo "+cpu +cpuset +memory" >/sys/fs/cgroup/cgroup.subtree_control
-echo "KOORDLET-RIG-KERNEL \$(uname -r) cpus=\$(cat /sys/fs/cgroup/cpuset.cpus.effective)"
-echo "KOORDLET-RIG-CGROUP controllers=[\$(cat /sys/fs/cgroup/cgroup.controllers)] subtree_control=[\$(cat /sys/fs/cgroup/cgroup.subtree_control)]"
-cd /tmp
+# Loopback up: a test may talk to itself over 127.0.0.1 (pods_bench and the agent).
+ip link set lo up
+${cgroup_setup}cd /tmp
 ${sanitizer_env}# Inside the VM a skip would mean the rig is broken: make it a failure.
 start=\$(cut -d' ' -f1 /proc/uptime)
 KOORDLET_REQUIRE_ALL=1 LD_LIBRARY_PATH=$ld_path /koordlet/$name$args

@@ -8,6 +8,9 @@
 #   KOORDLET_RIG_DIR      kernels, initramfs and serial logs (default: <build dir>/rig,
 #                         the build dir being the meson build root above the binary)
 #   KOORDLET_RIG_TIMEOUT  seconds per boot (default 300)
+#   KOORDLET_RIG_MEMORY   guest memory, QEMU's -m (default 512M)
+#   KOORDLET_RIG_CGROUP   v1: boot with cgroup v1 mounted instead (make-initramfs.sh);
+#                         for benchmarks comparing v1 and v2 in the same emulator
 #   KOORDLET_RIG_VERBOSE  1: full kernel messages on the console (default: quiet)
 #   KOORDLET_REQUIRE_ALL  1: a missing tool is a failure (exit 1), not a skip (77)
 #   KOORDLET_RIG_TEST_ARGS  arguments for the test binary, split on spaces
@@ -68,6 +71,7 @@ set -e
 # quiet: the serial console is slow under TCG and boot messages are not the point;
 # panic=-1 with -no-reboot turns a kernel panic into QEMU exiting at once.
 append="console=ttyS0 panic=-1 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all"
+[ "${KOORDLET_RIG_CGROUP:-v2}" = v1 ] && append="console=ttyS0 panic=-1"
 [ "${KOORDLET_RIG_VERBOSE:-}" = 1 ] || append+=" quiet"
 
 failed=0
@@ -90,7 +94,7 @@ while read -r version vmlinuz; do
   while :; do
     start=$(date +%s%N)
     set +e
-    timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg,thread=single -m 512M -smp 2 -nographic \
+    timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg,thread=single -m "${KOORDLET_RIG_MEMORY:-512M}" -smp 2 -nographic \
       -no-reboot -kernel "$vmlinuz" -initrd "$initramfs" -append "$append" \
       </dev/null >"$log" 2>&1 &
     qemu_pid=$!

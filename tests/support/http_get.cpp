@@ -12,7 +12,8 @@
 
 namespace koord::test {
 
-std::optional<HttpReply> httpGet(uint16_t port, const std::string& target) {
+std::optional<HttpReply> httpGet(uint16_t port, const std::string& target,
+                                 std::chrono::milliseconds total) {
   using namespace std::chrono_literals;
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return std::nullopt;
@@ -20,7 +21,8 @@ std::optional<HttpReply> httpGet(uint16_t port, const std::string& target) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  const timeval timeout{2, 0};
+  const long perCallMs = static_cast<long>(total.count()) * 2 / 5;
+  const timeval timeout{perCallMs / 1000, (perCallMs % 1000) * 1000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
   sockaddr_in addr{};
@@ -38,7 +40,7 @@ std::optional<HttpReply> httpGet(uint16_t port, const std::string& target) {
     sent += static_cast<size_t>(n);
   }
   std::string raw;
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  const auto deadline = std::chrono::steady_clock::now() + total;
   char buf[16384];
   for (;;) {
     if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
