@@ -420,8 +420,15 @@ TEST_CASE("on v2 an identical apply writes nothing until forceUpdate has passed"
   s = applyChecked(exec, tree, batch);
   CHECK(s.written == 5);
   CHECK(s.unchanged == 0);
-  // Changed behind the executor's back: repaired at the next apply, due or not.
+  // Changed behind the executor's back: trusted for the verify period
+  // (--resource-verify-seconds, 10 s) after the executor's own write, then read
+  // again and repaired, forced rewrite due or not.
   REQUIRE(rawWrite(tree.file(tree.ctr(), "cpu.weight"), "500") == 0);
+  h.clock.advance(9s);
+  s = exec.apply(batch);
+  CHECK(s.written == 0);
+  CHECK(s.unchanged == 5);
+  h.clock.advance(1s);
   s = applyChecked(exec, tree, batch);
   CHECK(s.written == 1);
   CHECK(s.unchanged == 4);
