@@ -2,6 +2,7 @@
 #include "qos/yaml_json.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -29,6 +31,50 @@ std::string position(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null() || mark.line < 0) return file + ": ";
   return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) + ": ";
 }
+
+// yaml-cpp 0.7's LoadAll never returns on a stream where a document begins with a
+// token no node begins with (a ',' at block level: yaml-cpp issue #1040, fixed in
+// 0.8 by PR #1319): the parser reports an empty document at the same place again
+// and again, and LoadAll keeps every one, until memory runs out. The fuzzer found
+// it with ",#". A stream holds at most one document more than it has "---" and
+// "..." markers, so a first pass that counts documents (building nothing) and
+// stops past that many tells the runaway apart before LoadAll is called.
+size_t maxDocuments(std::string_view text) {
+  size_t markers = 0;
+  for (size_t at = 0; at < text.size();) {
+    const std::string_view line = text.substr(at, text.find('\n', at) - at);
+    if (line.starts_with("---") || line.starts_with("...")) ++markers;
+    at += line.size() + 1;
+  }
+  return markers + 1;
+}
+
+struct RunawayDocuments {
+  YAML::Mark mark;
+};
+
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  explicit DocumentCounter(size_t limit) : limit_(limit) {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > limit_) throw RunawayDocuments{mark};
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  size_t limit_;
+  size_t documents_ = 0;
+};
 
 enum class IntParse { kNotInt, kOverflow, kOk };
 
@@ -226,13 +272,24 @@ Result<YamlDocument> parseYaml(std::string_view text, const std::string& file) {
   YamlToJson yaml(file);
   YamlDocument out;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    const std::string whole(text);
+    {
+      std::istringstream in(whole);
+      YAML::Parser parser(in);
+      DocumentCounter counter(maxDocuments(text));
+      while (parser.HandleNextDocument(counter)) {
+      }
+    }
+    std::vector<YAML::Node> docs = YAML::LoadAll(whole);
     std::vector<const YAML::Node*> present;
     for (const auto& d : docs) {
       if (!d.IsNull()) present.push_back(&d);
     }
     out.documents = present.size();
     if (present.size() == 1) out.value = yaml.convert(*present[0]);
+  } catch (const RunawayDocuments& e) {
+    return makeError(position(file, e.mark) +
+                     "invalid YAML: no node can begin here (a document that begins with ',')");
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp 0.7 gives this one the message "bad file".
     return makeError(position(file, e.mark) + "invalid YAML: nested too deeply");

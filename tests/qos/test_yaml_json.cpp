@@ -55,6 +55,20 @@ TEST_CASE("YAML and JSON syntax errors carry the file, line and column", "[slo_c
   CHECK(contains(parseError("a:\n  b: 1\n b: 2\n"), "slo.yaml:3:"));
 }
 
+TEST_CASE("a document that begins with a comma is an error, not a parser that never ends",
+          "[slo_config]") {
+  // yaml-cpp 0.7 alone loops on these, holding an empty document per turn (the
+  // fuzzer's ",#" took 1.7 GB in 14 s).
+  CHECK(parseError(",#") ==
+        "slo.yaml:1:1: invalid YAML: no node can begin here (a document "
+        "that begins with ',')");
+  CHECK(contains(parseError("---\ncpuBurstStrategy: {}\n---\n,\n"), "slo.yaml:4:1: "));
+  CHECK(contains(parseError("- a\n,"), "no node can begin here"));
+  // Marked documents still count one each: two documents are refused as before.
+  CHECK(contains(parseError("---\ncpuBurstStrategy: {}\n---\ncpuBurstStrategy: {}\n"), "document"));
+  CHECK(parseOk("---\ncpuBurstStrategy: {}\n...\n").cpuBurst.policy == parseOk("").cpuBurst.policy);
+}
+
 TEST_CASE("a JSON file is read like YAML, tabs and all", "[slo_config]") {
   NodeSloSpec s = parseOk(
       "{\n\t\"resourceUsedThresholdWithBE\": {\n\t\t\"enable\": true,\n\t\t"
