@@ -92,11 +92,16 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
   observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
 }
 
-Result<std::string> Executor::currentText(const std::string& path) const {
+Result<std::string> Executor::currentText(const std::string& path,
+                                          Clock::Monotonic* knownAt) const {
   const Clock::Monotonic now = clock_->now();
+  if (knownAt) *knownAt = now;
   if (config_.verify.count() > 0) {
     auto it = known_.find(path);
-    if (it != known_.end() && now - it->second.at < config_.verify) return it->second.text;
+    if (it != known_.end() && now - it->second.at < config_.verify) {
+      if (knownAt) *knownAt = it->second.at;
+      return it->second.text;
+    }
   }
   auto text = readFile(path, kReadCap);
   if (!text) {
@@ -153,7 +158,8 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   auto owner = owners_.find(std::pair<std::string_view, Knob>(write.dir, write.knob));
   const bool inserted = owner == owners_.end();
   if (inserted)
-    owner = owners_.emplace(std::pair(write.dir, write.knob), Owner{write.owner, start}).first;
+    owner =
+        owners_.emplace(std::pair(write.dir, write.knob), Owner{write.owner, start, {}, {}}).first;
   if (!inserted && owner->second.name != write.owner) {
     refuse("second_owner", batch);
     failures_->failure("executor owner " + write.dir + " " + spec.name, Severity::kWarning,
@@ -161,7 +167,17 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
                            owner->second.name + ": refusing the write from " + write.owner);
     return std::nullopt;
   }
-  owner->second.lastAsked = start;
+  Owner& own = owner->second;
+  own.lastAsked = start;
+  // The value this owner last asked for, found equal to the file's text: while
+  // that text is trusted (within `verify`) and no forced rewrite is due, the same
+  // value is unchanged without a path, a render or a parse.
+  if (start < own.sameUntil && own.same == write.value) {
+    ++batch.unchanged;
+    observe("unchanged", start);
+    return std::nullopt;
+  }
+  own.sameUntil = {};  // past here the file may be written: the memo no longer holds
   // A value that cannot be right is refused, never clamped: a negative memory
   // limit made 0 kills the cgroup (v2 memory.max 0), a negative quota made the
   // minimum starves it.
@@ -198,7 +214,8 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
             .oldText = "",
             .current = std::nullopt,
             .depth = depthOf(write.dir)};
-  auto text = currentText(p.path);
+  Clock::Monotonic knownAt{};
+  auto text = currentText(p.path, &knownAt);
   if (!text) {
     if (text.error().sysErrno == ENOENT) {  // the pod or container is gone: normal
       ++batch.vanished;
@@ -225,9 +242,14 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     const Clock::Monotonic now = clock_->now();
     auto it = cache_.find(p.path);
     if (it == cache_.end() || it->second.text != p.text) {
-      cache_[p.path] = Cached{p.text, now};  // first seen equal: the forced-rewrite clock starts
+      // first seen equal: the forced-rewrite clock starts
+      it = cache_.insert_or_assign(p.path, Cached{p.text, now}).first;
     } else if (now - it->second.at >= config_.forceUpdate) {
       return p;  // due for its forced rewrite
+    }
+    if (config_.verify.count() > 0) {
+      own.same = write.value;
+      own.sameUntil = std::min(knownAt + config_.verify, it->second.at + config_.forceUpdate);
     }
     ++batch.unchanged;
     observe("unchanged", start);
@@ -440,8 +462,15 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   for (const Pending* p : afterQuota) writeFile(*p, p->text, p->oldText, batch);
 
   // Forget cache entries nobody refreshed for two force periods (cgroups deleted
-  // between applies), so the cache stays bounded by the live cgroups.
+  // between applies), so the cache stays bounded by the live cgroups. Once a
+  // second at most: the strategies apply several batches a round, and each sweep
+  // walks every entry.
   const Clock::Monotonic now = clock_->now();
+  if (swept_ && now - *swept_ < std::chrono::seconds(1)) {
+    stats_ += batch;
+    return batch;
+  }
+  swept_ = now;
   std::erase_if(cache_,
                 [&](const auto& kv) { return now - kv.second.at > 2 * config_.forceUpdate; });
   // Owners likewise: an entry nobody asked for in two force periods is a pod that

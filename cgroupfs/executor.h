@@ -145,7 +145,9 @@ class Executor {
   };
   // The file's text: the known text within `verify`, else read (and known
   // from then on). Errors as readFile's.
-  Result<std::string> currentText(const std::string& path) const;
+  // knownAt, when given: when that text was read (now, if read now).
+  Result<std::string> currentText(const std::string& path,
+                                  Clock::Monotonic* knownAt = nullptr) const;
   void know(const std::string& path, const std::string& text);
   // A write that passed the checks and differs from the file (or is due for its
   // forced rewrite), with what the file held when read.
@@ -178,6 +180,11 @@ class Executor {
   struct Owner {
     std::string name;
     Clock::Monotonic lastAsked{};
+    // The last value asked and found equal to the file, and until when that
+    // finding holds (the known text's verify period, the forced rewrite's due
+    // time, whichever is first); reset whenever a write may follow.
+    KnobValue same;
+    Clock::Monotonic sameUntil{};
   };
   Observer observer_;
   RefusalObserver refusalObserver_;
@@ -197,6 +204,7 @@ class Executor {
   };
   std::map<std::pair<std::string, Knob>, Owner, OwnerLess> owners_;
   bool unsupportedLogged_[kKnobCount] = {};  // one line per knob, ever
+  std::optional<Clock::Monotonic> swept_;    // the last sweep of the maps above
 };
 
 }  // namespace koord
