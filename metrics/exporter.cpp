@@ -31,51 +31,47 @@ prometheus::Family<prometheus::Histogram>& Exporter::histogramFamily(const std::
   return BuildHistogram().Name(name).Help(help).Register(*registry_);
 }
 
-void SweptGauges::sweep() {
-  for (auto it = live_.begin(); it != live_.end();) {
-    if (it->second.round != round_) {
-      family_->Remove(it->second.gauge);
-      it = live_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  ++round_;
+SweptGauges Exporter::swept(const std::string& name, const std::string& help) {
+  families_.push_back(name);
+  return SweptGauges(name, help);
 }
 
 Exporter::Exporter(std::string nodeName, std::string version)
     : node_(std::move(nodeName)),
       registry_(std::make_shared<prometheus::Registry>()),
-      podCpu_(gaugeFamily("koordlet_pod_cpu_usage_cores", "CPU used by a pod's cgroup, in cores")),
-      podMemory_(gaugeFamily("koordlet_pod_memory_usage_bytes",
-                             "Memory used by a pod's cgroup without page cache "
-                             "(anon + unevictable), in bytes")),
-      podThrottled_(gaugeFamily("koordlet_pod_cpu_throttled_ratio",
-                                "Share of CFS periods in which a pod was throttled")),
+      podCpu_(swept("koordlet_pod_cpu_usage_cores", "CPU used by a pod's cgroup, in cores")),
+      podMemory_(swept("koordlet_pod_memory_usage_bytes",
+                       "Memory used by a pod's cgroup without page cache "
+                       "(anon + unevictable), in bytes")),
+      podThrottled_(swept("koordlet_pod_cpu_throttled_ratio",
+                          "Share of CFS periods in which a pod was throttled")),
       containerCpu_(
-          gaugeFamily("koordlet_container_cpu_usage_cores", "CPU used by a container, in cores")),
-      containerMemory_(gaugeFamily("koordlet_container_memory_usage_bytes",
-                                   "Memory used by a container without page cache, in bytes")),
-      containerThrottled_(gaugeFamily("koordlet_container_cpu_throttled_ratio",
-                                      "Share of CFS periods in which a container was throttled")),
-      containerRequests_(gaugeFamily("koordlet_container_resource_requests",
-                                     "the container requests of resources updated by koordinator")),
-      containerLimits_(gaugeFamily("koordlet_container_resource_limits",
-                                   "the container limits of resources updated by koordinator")),
-      podPsi_(gaugeFamily("koordlet_pod_psi", "Pod psi collected by koordlet")),
-      containerPsi_(gaugeFamily("koordlet_container_psi", "Container psi collected by koordlet")),
-      scaledBurst_(gaugeFamily("koordlet_container_scaled_cfs_burst_us",
-                               "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
-      scaledQuota_(gaugeFamily("koordlet_container_scaled_cfs_quota_us",
-                               "cpu.cfs_quota_us the CPU burst strategy intends for a container")),
-      resctrlLlc_(
-          gaugeFamily("koordlet_resctrl_llc_occupancy",
-                      "resctrl default qos(LSR, LS, BE) llc occupancy collected by koordlet, "
-                      "in bytes, per L3 cache id")),
-      resctrlMb_(gaugeFamily("koordlet_resctrl_memory_bandwidth",
-                             "resctrl default qos(LSR, LS, BE) memory bandwidth collected by "
-                             "koordlet: the kernel's cumulative MBM byte counter, per L3 cache id "
-                             "and mb_type")) {
+          swept("koordlet_container_cpu_usage_cores", "CPU used by a container, in cores")),
+      containerMemory_(swept("koordlet_container_memory_usage_bytes",
+                             "Memory used by a container without page cache, in bytes")),
+      containerThrottled_(swept("koordlet_container_cpu_throttled_ratio",
+                                "Share of CFS periods in which a container was throttled")),
+      containerRequests_(swept("koordlet_container_resource_requests",
+                               "the container requests of resources updated by koordinator")),
+      containerLimits_(swept("koordlet_container_resource_limits",
+                             "the container limits of resources updated by koordinator")),
+      podPsi_(swept("koordlet_pod_psi", "Pod psi collected by koordlet")),
+      containerPsi_(swept("koordlet_container_psi", "Container psi collected by koordlet")),
+      scaledBurst_(swept("koordlet_container_scaled_cfs_burst_us",
+                         "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
+      scaledQuota_(swept("koordlet_container_scaled_cfs_quota_us",
+                         "cpu.cfs_quota_us the CPU burst strategy intends for a container")),
+      resctrlLlc_(swept("koordlet_resctrl_llc_occupancy",
+                        "resctrl default qos(LSR, LS, BE) llc occupancy collected by koordlet, "
+                        "in bytes, per L3 cache id")),
+      resctrlMb_(swept("koordlet_resctrl_memory_bandwidth",
+                       "resctrl default qos(LSR, LS, BE) memory bandwidth collected by "
+                       "koordlet: the kernel's cumulative MBM byte counter, per L3 cache id "
+                       "and mb_type")) {
+  swept_ = {&podCpu_,          &podMemory_,          &podThrottled_,      &containerCpu_,
+            &containerMemory_, &containerThrottled_, &containerRequests_, &containerLimits_,
+            &podPsi_,          &containerPsi_,       &scaledBurst_,       &scaledQuota_,
+            &resctrlLlc_,      &resctrlMb_};
   const prometheus::Labels node{{"node", node_}};
 
   startTime_ = &gaugeFamily("koordlet_start_time", "the start time of koordlet").Add(node);
@@ -478,7 +474,16 @@ std::string Exporter::render() const {
   std::string out;
   out.reserve(lastRenderBytes_ + lastRenderBytes_ / 8);
   appendTextExposition(out, registry_->Collect());
+  for (const SweptGauges* g : swept_) g->appendText(out);
   lastRenderBytes_ = out.size();
+  return out;
+}
+
+std::vector<prometheus::MetricFamily> Exporter::collect() const {
+  std::vector<prometheus::MetricFamily> out = registry_->Collect();
+  for (const SweptGauges* g : swept_) {
+    if (auto family = g->collect()) out.push_back(std::move(*family));
+  }
   return out;
 }
 

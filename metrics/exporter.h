@@ -1,5 +1,7 @@
 // Exporter: every metric the agent serves on /metrics, in one prometheus-cpp
-// registry, rendered with prometheus-cpp's text serializer. koordlet's names and
+// registry, except the per-pod and per-container families, which hold their own
+// series (metrics/swept_gauges.h); all written by metrics/text_exposition.h's
+// writer, byte for byte as prometheus-cpp's serializer would. koordlet's names and
 // labels where koordlet has the metric (reference koordlet.md §6: start_time,
 // node_used_cpu_cores, node_used_memory_bytes, all with `node`); our additions follow
 // Prometheus naming (counters end in _total, units in names) and keep the
@@ -27,6 +29,7 @@
 #include "metrics/node_collector.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
+#include "metrics/swept_gauges.h"
 
 namespace koord {
 
@@ -45,37 +48,6 @@ struct KubeletRequestSample {
   std::string code;
   double seconds = 0;
   std::string failure;
-};
-
-// A gauge family whose series follow a changing set of objects (pods,
-// containers): set() marks a series live in the current round, sweep() removes
-// the series not set since the previous sweep, so a deleted pod's series go away.
-// Series are found by a caller-chosen key (pod uid, container id, plus a suffix),
-// and their label set is built only when the series is first created: label maps
-// are costly to build and hash thousands of times a second.
-class SweptGauges {
- public:
-  explicit SweptGauges(prometheus::Family<prometheus::Gauge>& family) : family_(&family) {}
-  template <typename MakeLabels>
-  void set(const std::string& key, MakeLabels makeLabels, double value) {
-    auto it = live_.find(key);
-    if (it == live_.end()) {
-      it = live_.emplace(key, Entry{&family_->Add(makeLabels()), 0}).first;
-    }
-    it->second.gauge->Set(value);
-    it->second.round = round_;
-  }
-  void sweep();
-  size_t size() const { return live_.size(); }
-
- private:
-  struct Entry {
-    prometheus::Gauge* gauge;
-    uint64_t round;
-  };
-  prometheus::Family<prometheus::Gauge>* family_;
-  std::unordered_map<std::string, Entry> live_;
-  uint64_t round_ = 1;
 };
 
 // The Kubernetes API client, as of now (cumulative counts; the exporter mirrors them).
@@ -206,6 +178,10 @@ class Exporter {
   // The text exposition format (version 0.0.4).
   std::string render() const;
   prometheus::Registry& registry() { return *registry_; }
+  // Every family with series, in prometheus-cpp's form: the registry's, then the
+  // swept ones (metrics/swept_gauges.h), in the order render() writes them. For the
+  // metric reference and the tests; a scrape does not build it.
+  std::vector<prometheus::MetricFamily> collect() const;
   // Every family registered, in registration order. The registry cannot list a
   // family with no series, so README's metric reference starts from this list.
   const std::vector<std::string>& familyNames() const { return families_; }
@@ -222,6 +198,7 @@ class Exporter {
                                                          const std::string& help);
   prometheus::Family<prometheus::Histogram>& histogramFamily(const std::string& name,
                                                              const std::string& help);
+  SweptGauges swept(const std::string& name, const std::string& help);
 
   void initKubeApi();
   void initEviction();
@@ -230,6 +207,8 @@ class Exporter {
   std::shared_ptr<prometheus::Registry> registry_;
   mutable size_t lastRenderBytes_ = 0;  // the last page's size: the next one reserves it
   std::vector<std::string> families_;   // before the SweptGauges, which register in init
+  // The families kept outside the registry, as registered (swept() adds them).
+  std::vector<const SweptGauges*> swept_;
 
   prometheus::Gauge* startTime_;
   prometheus::Gauge* nodeCpu_;

@@ -261,7 +261,7 @@ std::string metricsMarkdown(const std::vector<MetricDoc>& metrics) {
 Result<std::vector<MetricDoc>> exporterMetricDocs() {
   Exporter exporter("node-a", "docs");
   driveExporter(exporter);
-  return describeFamilies(exporter.familyNames(), exporter.registry().Collect());
+  return describeFamilies(exporter.familyNames(), exporter.collect());
 }
 
 }  // namespace koord

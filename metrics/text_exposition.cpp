@@ -13,6 +13,8 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
+}  // namespace
+
 // A double as the exposition writes it: up to 16 significant digits, shortest
 // form as printf's %g gives it; NaN and the infinities spelled as Prometheus'
 // client libraries write them ("Nan" is prometheus-cpp's spelling; the server's
@@ -29,6 +31,8 @@ void appendValue(std::string& out, double v) {
     out.append(buf, res.ptr);
   }
 }
+
+namespace {
 
 void appendCount(std::string& out, std::uint64_t v) {
   char buf[24];
@@ -111,20 +115,40 @@ const char* typeName(MetricType t) {
 
 }  // namespace
 
+void appendFamilyHeader(std::string& out, const std::string& name, const std::string& help,
+                        MetricType type) {
+  if (!help.empty()) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += '\n';
+  }
+  out += "# TYPE ";
+  out += name;
+  out += ' ';
+  out += typeName(type);
+  out += '\n';
+}
+
+void appendLabels(std::string& out, const prometheus::Labels& labels) {
+  if (labels.empty()) return;
+  out += '{';
+  bool first = true;
+  for (const auto& [name, value] : labels) {
+    if (!first) out += ',';
+    first = false;
+    out += name;
+    out += "=\"";
+    appendLabelValue(out, value);
+    out += '"';
+  }
+  out += '}';
+}
+
 void appendTextExposition(std::string& out, const std::vector<MetricFamily>& families) {
   for (const MetricFamily& family : families) {
-    if (!family.help.empty()) {
-      out += "# HELP ";
-      out += family.name;
-      out += ' ';
-      out += family.help;
-      out += '\n';
-    }
-    out += "# TYPE ";
-    out += family.name;
-    out += ' ';
-    out += typeName(family.type);
-    out += '\n';
+    appendFamilyHeader(out, family.name, family.help, family.type);
     for (const ClientMetric& m : family.metric) {
       switch (family.type) {
         case MetricType::Counter:

@@ -9,11 +9,21 @@
 #include <string>
 #include <vector>
 
+#include <prometheus/labels.h>
 #include <prometheus/metric_family.h>
 
 namespace koord {
 
 // Appends the families' exposition to `out`.
 void appendTextExposition(std::string& out, const std::vector<prometheus::MetricFamily>& families);
+
+// The pieces, for a family kept outside the registry (metrics/swept_gauges.h):
+// "# HELP" (when help is not empty) and "# TYPE" lines; a label set as
+// "{a=\"x\",b=\"y\"}" in the map's (sorted) order, values escaped, "" when empty;
+// a sample value.
+void appendFamilyHeader(std::string& out, const std::string& name, const std::string& help,
+                        prometheus::MetricType type);
+void appendLabels(std::string& out, const prometheus::Labels& labels);
+void appendValue(std::string& out, double v);
 
 }  // namespace koord

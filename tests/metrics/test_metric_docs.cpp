@@ -55,7 +55,7 @@ TEST_CASE("the exporter's family list matches what its registry serves", "[metri
   driveExporter(e);
   std::vector<std::string> registered = e.familyNames();
   std::vector<std::string> collected;
-  for (const auto& f : e.registry().Collect()) collected.push_back(f.name);
+  for (const auto& f : e.collect()) collected.push_back(f.name);
   std::sort(registered.begin(), registered.end());
   std::sort(collected.begin(), collected.end());
   CHECK(registered == collected);
