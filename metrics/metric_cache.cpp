@@ -89,22 +89,19 @@ bool SeriesKey::operator<(const SeriesKey& o) const {
 }
 
 namespace {
-template <typename A, typename B>
-bool keyLess(const A& a, const B& b) {
-  if (a.kind != b.kind) return a.kind < b.kind;
-  if (int c = std::string_view(a.owner).compare(b.owner); c != 0) return c < 0;
-  return std::string_view(a.detail) < std::string_view(b.detail);
+size_t hashKey(MetricKind kind, std::string_view owner, std::string_view detail) {
+  const std::hash<std::string_view> h;
+  size_t seed = h(owner);
+  seed ^= h(detail) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  return seed ^ (static_cast<size_t>(kind) * 0x9e3779b97f4a7c15ULL);
 }
 }  // namespace
 
-bool MetricCache::SeriesLess::operator()(const SeriesKey& a, const SeriesKey& b) const {
-  return keyLess(a, b);
+size_t MetricCache::SeriesHash::operator()(const SeriesKey& k) const {
+  return hashKey(k.kind, k.owner, k.detail);
 }
-bool MetricCache::SeriesLess::operator()(const SeriesKey& a, const SeriesKeyView& b) const {
-  return keyLess(a, b);
-}
-bool MetricCache::SeriesLess::operator()(const SeriesKeyView& a, const SeriesKey& b) const {
-  return keyLess(a, b);
+size_t MetricCache::SeriesHash::operator()(const SeriesKeyView& k) const {
+  return hashKey(k.kind, k.owner, k.detail);
 }
 
 // A non-positive interval would make every slot computation divide by zero; it is a
