@@ -283,6 +283,28 @@ TEST_CASE("a file read or written within the verify period is not read again", "
   CHECK(f.executor().knownCount() == 0);
 }
 
+TEST_CASE("a value found equal stays unchanged only until a write or a forced rewrite is due",
+          "[executor]") {
+  Fixture f;
+  f.config.verify = 10s;
+  f.config.forceUpdate = 5s;
+  const std::string file = "cpu/" + kPod + "/cpu.shares";
+  CHECK(f.executor().apply({shares(kPod, 1024)}).unchanged == 1);
+  CHECK(f.executor().apply({shares(kPod, 1024)}).unchanged == 1);
+  // Another value is written; asking the first again writes it back at once.
+  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
+  CHECK(f.executor().apply({shares(kPod, 1024)}).written == 1);
+  CHECK(f.file(file) == "1024\n");
+  CHECK(f.executor().apply({shares(kPod, 1024)}).unchanged == 1);
+  // The forced rewrite comes before the verify period ends, and is not skipped.
+  f.clock.advance(4s);
+  CHECK(f.executor().apply({shares(kPod, 1024)}).unchanged == 1);
+  f.clock.advance(1s);
+  CHECK(f.executor().apply({shares(kPod, 1024)}).written == 1);
+  // A second owner is refused even for the value already in place.
+  CHECK(f.executor().apply({shares(kPod, 1024, "other")}).refused == 1);
+}
+
 TEST_CASE("with verify 0 every write reads its file first", "[executor]") {
   Fixture f;
   f.config.verify = 0s;
