@@ -85,7 +85,9 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
 }
 
 StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
-  HookReconcileResult r = reconcileHooks(ctx.snapshot, hookContext(gates_, ctx.spec, ctx.node));
+  HookContext hooks = hookContext(gates_, ctx.spec, ctx.node);
+  hooks.unified = false;  // emit() writes none of them
+  HookReconcileResult r = reconcileHooks(ctx.snapshot, hooks);
   return StrategyOutcome{r.writes, r.errors, std::move(r), {}};
 }
 

@@ -330,7 +330,7 @@ Status cpuBurstLimit(const HookContainer* container, const HookContext& ctx) {
 // --- CPUBurst (§4.2, static part, v2 unified) ---
 Status cpuBurst(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
                 HookIntent& out) {
-  if (!ctx.cpuBurst || ctx.spec == nullptr || container == nullptr ||
+  if (!ctx.cpuBurst || !ctx.unified || ctx.spec == nullptr || container == nullptr ||
       ctx.version != CgroupVersion::kV2) {
     return Ok{};
   }
@@ -359,8 +359,8 @@ Status cpuBurst(const HookPod& pod, const HookContainer* container, const HookCo
 // --- MemoryQoS (§4.3, v2 unified): the strategy's own container writes ---
 Status memoryQos(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
                  HookIntent& out) {
-  if (!ctx.memoryQos || ctx.spec == nullptr || container == nullptr || pod.kubelet == nullptr ||
-      ctx.version != CgroupVersion::kV2) {
+  if (!ctx.memoryQos || !ctx.unified || ctx.spec == nullptr || container == nullptr ||
+      pod.kubelet == nullptr || ctx.version != CgroupVersion::kV2) {
     return Ok{};
   }
   const Pod& kube = *pod.kubelet;

@@ -140,6 +140,10 @@ struct HookContext {
   std::shared_ptr<const CpuSetRule> cpusetRule;
   int64_t nodeAllocatableMemory = 0;  // bytes; 0: unknown (memory QoS skipped)
   int64_t pageSize = 4096;
+  // Whether the caller wants HookIntent::unified (v2 files: the CPU burst and memory
+  // QoS hooks). NRI does; the reconciler does not (those strategies write them
+  // themselves), and skipping them spares it a memory QoS plan per container.
+  bool unified = true;
 };
 
 // What the hooks want; unset fields are left alone.

@@ -426,6 +426,20 @@ TEST_CASE("on cgroup v2 memory QoS gives the container the strategy's min, low a
   HookPod noKubelet = hp;
   noKubelet.kubelet = nullptr;
   CHECK(forContainer(noKubelet, c.ctx, 0).unified.empty());
+  // The reconciler's context asks for no unified values: neither memory QoS nor the
+  // CPU burst hook runs, the cgroup fields are the same.
+  c.spec.cpuBurst.policy = CpuBurstPolicy::kCpuBurstOnly;
+  HookContext reconciler = c.ctx;
+  reconciler.unified = false;
+  const HookIntent full = forContainer(hp, c.ctx, 0);
+  const HookIntent cgroupOnly = forContainer(hp, reconciler, 0);
+  CHECK(full.unified.contains("cpu.max.burst"));
+  CHECK(full.unified.contains("memory.min"));
+  CHECK(cgroupOnly.unified.empty());
+  CHECK(cgroupOnly.cpuShares == full.cpuShares);
+  CHECK(cgroupOnly.cfsQuota == full.cfsQuota);
+  CHECK(cgroupOnly.memoryLimit == full.memoryLimit);
+  CHECK(cgroupOnly.cpuset == full.cpuset);
   c.ctx.version = CgroupVersion::kV1;
   CHECK(forContainer(hp, c.ctx, 0).unified.empty());
 }
