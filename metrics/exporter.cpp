@@ -3,9 +3,6 @@
 #include "metrics/text_exposition.h"
 
 #include <algorithm>
-#include <sstream>
-
-#include <prometheus/text_serializer.h>
 
 namespace koord {
 
