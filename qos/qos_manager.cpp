@@ -1,11 +1,10 @@
 #include "qos/qos_manager.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <set>
 #include <stdexcept>
 #include <unordered_set>
 
+#include "base/dir_list.h"
 #include "base/log.h"
 
 namespace koord {
@@ -78,28 +77,34 @@ const std::vector<int>& QosManager::pinnedCpus(const Pod& pod) const {
 }
 
 void QosManager::listBesteffort(QosSnapshot& snap) const {
-  namespace fs = std::filesystem;
   const std::string root = layout_.filePath(config_.cgroupRoot, "cpuset", snap.besteffortDir, "");
-  std::error_code err;
   // A missing or unreadable dir lists nothing: the kubelet has not made it yet, or
   // this is a test tree; the writes to known dirs still go out.
-  for (fs::directory_iterator pod(root, err), end; !err && pod != end; pod.increment(err)) {
-    std::error_code typeErr;
-    if (!pod->is_directory(typeErr)) continue;
-    const std::string podName = pod->path().filename().string();
-    const std::string podDir = snap.besteffortDir + "/" + podName;
-    snap.besteffortPodDirs.push_back(podDir);
-    std::error_code innerErr;
-    for (fs::directory_iterator c(pod->path(), innerErr), cend; !innerErr && c != cend;
-         c.increment(innerErr)) {
-      std::error_code cErr;
-      if (c->is_directory(cErr)) {
-        snap.besteffortContainerDirs.push_back(podDir + "/" + c->path().filename().string());
-      }
+  auto pods = listSubdirs(root);
+  if (!pods) return;
+  for (const std::string& podName : *pods) {
+    std::string podDir = snap.besteffortDir + "/" + podName;
+    if (auto containers = listSubdirs(root + "/" + podName)) {
+      for (const std::string& c : *containers)
+        snap.besteffortContainerDirs.push_back(podDir + "/" + c);
     }
+    snap.besteffortPodDirs.push_back(std::move(podDir));
   }
-  std::sort(snap.besteffortPodDirs.begin(), snap.besteffortPodDirs.end());
+  // Sorted as whole paths (a pod name may be a prefix of another).
   std::sort(snap.besteffortContainerDirs.begin(), snap.besteffortContainerDirs.end());
+}
+
+QosManager::PodPaths& QosManager::podPaths(const Pod& pod) const {
+  auto [it, added] = podDirs_.try_emplace(pod.uid);
+  PodPaths& paths = it->second;
+  // The QoS class of a pod cannot change (an in-place resize that would change it
+  // is refused), but a wrong dir would send writes elsewhere: checked anyway.
+  if (added || paths.kubeQos != pod.kubeQos) {
+    paths.kubeQos = pod.kubeQos;
+    paths.dir = layout_.podDir(pod.kubeQos, pod.uid);
+    paths.containers.clear();
+  }
+  return paths;
 }
 
 QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache& cache) const {
@@ -117,15 +122,17 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
   snap.besteffortDir = layout_.qosDir(KubeQos::kBestEffort);
   if (!config_.cgroupRoot.empty()) listBesteffort(snap);
 
-  std::set<std::string> live;
+  std::unordered_set<std::string_view> live;
+  live.reserve(pods.size());
   snap.pods.reserve(pods.size());
   for (const Pod& pod : pods) {
     if (!isSafePathComponent(pod.uid)) continue;  // never a path from a hostile uid
     live.insert(pod.uid);
+    PodPaths& paths = podPaths(pod);
     PodView view;
     view.pod = &pod;
     view.qos = pod.qosWithDefault();
-    view.dir = layout_.podDir(pod.kubeQos, pod.uid);
+    view.dir = paths.dir;
     view.cpuCores = sampleOf(cache, MetricKind::kPodCpuCores, pod.uid);
     view.memoryBytes = sampleOf(cache, MetricKind::kPodMemoryBytes, pod.uid);
     view.pinnedCpus = pinnedCpus(pod);
@@ -134,12 +141,27 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
       ContainerView cv;
       cv.container = &c;
       if (!c.id.empty()) {
-        cv.id = c.runtime + "://" + c.id;
-        if (auto dir = layout_.containerDir(view.dir, c.runtime, c.id)) cv.dir = *dir;
+        auto [it, added] = paths.containers.try_emplace(c.id);
+        ContainerPaths& cp = it->second;
+        if (added || cp.runtime != c.runtime) {
+          cp.runtime = c.runtime;
+          cp.id = c.runtime + "://" + c.id;
+          auto dir = layout_.containerDir(paths.dir, c.runtime, c.id);
+          cp.dir = dir ? *dir : std::string();
+        }
+        cv.id = cp.id;
+        cv.dir = cp.dir;
         cv.cpuCores = sampleOf(cache, MetricKind::kContainerCpuCores, cv.id);
         cv.throttledRatio = sampleOf(cache, MetricKind::kContainerCpuThrottledRatio, cv.id);
       }
       view.containers.push_back(std::move(cv));
+    }
+    // Containers restarted under new ids leave their old entries: drop them.
+    if (paths.containers.size() > pod.containers.size()) {
+      std::erase_if(paths.containers, [&](const auto& kv) {
+        return std::none_of(pod.containers.begin(), pod.containers.end(),
+                            [&](const Container& c) { return c.id == kv.first; });
+      });
     }
     snap.pods.push_back(std::move(view));
   }
@@ -152,15 +174,14 @@ void QosManager::forgetGonePods(const std::vector<Pod>& pods) {
   live.reserve(pods.size());
   for (const Pod& pod : pods) {
     live.insert(pod.uid);
-    if (!podDirs_.contains(pod.uid))
-      podDirs_.emplace(pod.uid, layout_.podDir(pod.kubeQos, pod.uid));
+    podPaths(pod);
   }
   for (auto it = podDirs_.begin(); it != podDirs_.end();) {
     if (live.contains(it->first)) {
       ++it;
       continue;
     }
-    executor_->forgetUnder(it->second);
+    executor_->forgetUnder(it->second.dir);
     it = podDirs_.erase(it);
   }
 }

@@ -161,7 +161,12 @@ class QosManager {
   // Whether the kernel has memory.min/low/high; defaults to the executor's probe.
   void setMemoryQosSupported(bool supported) { node_.memoryQosKernel = supported; }
   // Per-pod entries it keeps between rounds (the pinned CPUs of each pod).
-  size_t stateEntries() const { return pinned_.size() + podDirs_.size(); }
+  // Per-pod state held: resource-status parses, pod paths and container paths.
+  size_t stateEntries() const {
+    size_t n = pinned_.size() + podDirs_.size();
+    for (const auto& [uid, paths] : podDirs_) n += paths.containers.size();
+    return n;
+  }
 
  private:
   struct Entry {
@@ -184,9 +189,21 @@ class QosManager {
   // resource-status annotation text -> its CPUs, per pod uid (the pod list changes
   // every sync, the annotation almost never; parse once).
   mutable std::map<std::string, std::pair<std::string, std::vector<int>>> pinned_;
-  // Each listed pod's cgroup dir, by uid: a pod gone from the list has its executor
-  // owners let go at once (Executor::forgetUnder).
-  std::unordered_map<std::string, std::string> podDirs_;
+  // Each listed pod's cgroup paths, by uid, made once rather than every round: a
+  // pod gone from the list has its executor owners let go at once
+  // (Executor::forgetUnder) and its entry freed.
+  struct ContainerPaths {
+    std::string runtime;
+    std::string id;   // "<runtime>://<id>"
+    std::string dir;  // "" when the id or runtime cannot make one
+  };
+  struct PodPaths {
+    KubeQos kubeQos = KubeQos::kGuaranteed;
+    std::string dir;
+    std::unordered_map<std::string, ContainerPaths> containers;  // by container id
+  };
+  mutable std::unordered_map<std::string, PodPaths> podDirs_;
+  PodPaths& podPaths(const Pod& pod) const;
   void forgetGonePods(const std::vector<Pod>& pods);
 };
 

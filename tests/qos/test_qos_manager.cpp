@@ -307,7 +307,29 @@ TEST_CASE("a pod gone from the list has its knob owners let go in the next round
   f.pods.pop_back();
   manager.runDue(f.pods, cache, spec);
   CHECK(exec.ownerCount() == withLs - 2);
-  CHECK(manager.stateEntries() == pods - 1);
+  CHECK(manager.stateEntries() == pods - 2);  // its paths and its container's
+}
+
+TEST_CASE("a container restarted under a new id is found at its new dir, the old one's paths freed",
+          "[qos_manager]") {
+  Fixture f;
+  Executor exec(f.execConfig(), kLayout, KnobSupport::all(), f.clock, f.failures);
+  QosManager manager = makeManager({}, exec, f.clock);
+  MetricCache cache({}, f.clock.now());
+  fillCache(cache, f.clock.now());
+  const QosSnapshot first = manager.snapshot(f.pods, cache);
+  const size_t entries = manager.stateEntries();
+  REQUIRE(first.pods.back().containers.at(0).id == "containerd://lll");
+  const std::string oldDir = first.pods.back().containers.at(0).dir;
+  REQUIRE(oldDir.ends_with("/lll"));
+
+  f.pods.back().containers.at(0).id = "lll2";
+  const QosSnapshot second = manager.snapshot(f.pods, cache);
+  const ContainerView& cv = second.pods.back().containers.at(0);
+  CHECK(cv.id == "containerd://lll2");
+  CHECK(cv.dir == oldDir.substr(0, oldDir.size() - 3) + "lll2");
+  CHECK(second.pods.back().dir == first.pods.back().dir);
+  CHECK(manager.stateEntries() == entries);
 }
 
 TEST_CASE("with the gates off the manager runs neither suppress nor burst and writes nothing",
