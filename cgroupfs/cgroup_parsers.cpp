@@ -13,6 +13,7 @@
 //    read from it (a hostile "0-4000000000" cpu list is rejected, not expanded).
 #include "cgroupfs/cgroup_parsers.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <system_error>
@@ -91,9 +92,34 @@ Result<int64_t> parseSingleInt(std::string_view text) {
 
 namespace {
 
+// Validates one "key value" line (`terminated`: it ended with '\n') and yields its
+// key and number. Messages are built only on failure: this runs for thousands of
+// files a second.
+std::optional<Error> parseFlatLine(std::string_view line, bool terminated, size_t lineNo,
+                                   std::string_view& key, uint64_t& number) {
+  Fields fields(line);
+  key = fields.next();
+  if (key.empty()) return makeError(cat("line ", std::to_string(lineNo), ": no key (blank line)"));
+  if (!isPrintableKey(key)) {
+    return makeError(
+        cat("line ", std::to_string(lineNo), ": key ", quote(key), " is not printable ASCII"));
+  }
+  auto where = [&] { return cat("key ", quote(key), ": "); };
+  if (!terminated) return makeError(cat(where(), kTruncated));
+  const std::string_view value = fields.next();
+  if (value.empty()) return makeError(cat(where(), "value missing"));
+  const std::string_view extra = fields.next();
+  if (!extra.empty()) {
+    return makeError(cat(where(), "unexpected field ", quote(extra), " after the value"));
+  }
+  if (const char* why = toU64(value, number)) {
+    return makeError(cat(where(), "value ", quote(value), " ", why));
+  }
+  return std::nullopt;
+}
+
 // Walks "key value" lines, validating every line, and hands each pair to `visit`
-// (which may return an Error to stop). Messages are built only on failure: this
-// runs for thousands of files a second.
+// (which may return an Error to stop).
 template <typename Visit>
 Status forEachFlatKeyed(std::string_view text, Visit visit) {
   if (text.empty()) return makeError("empty input (expected \"key value\" lines)");
@@ -102,28 +128,9 @@ Status forEachFlatKeyed(std::string_view text, Visit visit) {
   bool terminated = false;
   size_t lineNo = 0;
   while (lines.next(line, terminated)) {
-    ++lineNo;
-    Fields fields(line);
-    const std::string_view key = fields.next();
-    if (key.empty()) {
-      return makeError(cat("line ", std::to_string(lineNo), ": no key (blank line)"));
-    }
-    if (!isPrintableKey(key)) {
-      return makeError(
-          cat("line ", std::to_string(lineNo), ": key ", quote(key), " is not printable ASCII"));
-    }
-    auto where = [&] { return cat("key ", quote(key), ": "); };
-    if (!terminated) return makeError(cat(where(), kTruncated));
-    const std::string_view value = fields.next();
-    if (value.empty()) return makeError(cat(where(), "value missing"));
-    const std::string_view extra = fields.next();
-    if (!extra.empty()) {
-      return makeError(cat(where(), "unexpected field ", quote(extra), " after the value"));
-    }
+    std::string_view key;
     uint64_t number = 0;
-    if (const char* why = toU64(value, number)) {
-      return makeError(cat(where(), "value ", quote(value), " ", why));
-    }
+    if (auto e = parseFlatLine(line, terminated, ++lineNo, key, number)) return *e;
     if (std::optional<Error> e = visit(key, number)) return *e;
   }
   return Ok{};
@@ -146,17 +153,36 @@ Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_
 
 Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> keys,
                      std::span<std::optional<uint64_t>> values) {
+  const size_t wanted = std::min(keys.size(), values.size());
   for (auto& v : values) v.reset();
-  Status st = forEachFlatKeyed(text, [&](std::string_view key, uint64_t v) -> std::optional<Error> {
-    for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
-      if (keys[i] != key) continue;
-      if (values[i]) return makeError(cat("key ", quote(key), ": appears twice"));
-      values[i] = v;
-    }
-    return std::nullopt;
-  });
-  if (!st) return st;
-  for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+  if (text.empty()) return makeError("empty input (expected \"key value\" lines)");
+  // A v2 memory.stat has ~50 lines and the collector wants a few: a line is read
+  // whole only when its key is wanted. Every other line is only checked to hold a
+  // key (a blank line is still an error) and, if last, to end with '\n' (a
+  // truncated read is an error whatever its key).
+  Lines lines(text);
+  std::string_view line;
+  bool terminated = false;
+  size_t lineNo = 0;
+  while (lines.next(line, terminated)) {
+    ++lineNo;
+    // By hand: string_view::find_first_of calls memchr per byte for its set.
+    size_t keyStart = 0;
+    while (keyStart < line.size() && (line[keyStart] == ' ' || line[keyStart] == '\t')) ++keyStart;
+    size_t keyEnd = keyStart;
+    while (keyEnd < line.size() && line[keyEnd] != ' ' && line[keyEnd] != '\t') ++keyEnd;
+    const std::string_view head = line.substr(keyStart, keyEnd - keyStart);
+    size_t i = 0;
+    while (i < wanted && keys[i] != head) ++i;
+    if (i == wanted && !head.empty() && terminated) continue;
+    std::string_view key;
+    uint64_t number = 0;
+    if (auto e = parseFlatLine(line, terminated, lineNo, key, number)) return *e;
+    if (i == wanted) continue;  // not reached: an unwanted line that gets here fails
+    if (values[i]) return makeError(cat("key ", quote(key), ": appears twice"));
+    values[i] = number;
+  }
+  for (size_t i = 0; i < wanted; ++i) {
     if (!values[i]) return makeError(cat("key ", quote(keys[i]), ": missing"));
   }
   return Ok{};

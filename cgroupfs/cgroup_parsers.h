@@ -28,9 +28,11 @@ Result<int64_t> parseSingleInt(std::string_view text);
 // nr_periods, nr_throttled, throttled_usec, ...). Unknown keys are kept.
 Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_view text);
 
-// The same format, for the hot path: validates every line like parseFlatKeyed but
-// keeps only `keys`, writing values[i] for keys[i] without allocating. A wanted key
-// that is missing or appears twice is an error naming it.
+// The same format, for the hot path: keeps only `keys`, writing values[i] for
+// keys[i] without allocating. The lines of wanted keys are validated as
+// parseFlatKeyed does; other lines are skipped unread, except that a blank line and
+// a last line without '\n' (a truncated read) are errors whatever the key. A wanted
+// key that is missing or appears twice is an error naming it.
 Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> keys,
                      std::span<std::optional<uint64_t>> values);
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -234,6 +235,65 @@ TEST_CASE("parseFlatKeyed reads a megabyte of keys and quotes a megabyte of garb
   const std::string valueMessage = messageOf(parseFlatKeyed("k " + letters + "\n"));
   CHECK_THAT(valueMessage, Contains("is not an unsigned integer"));
   CHECK(valueMessage.size() < 200);
+}
+
+// pickFlatKeyed with these keys, as "key=value" pairs in order, or its error.
+std::string picked(std::string_view text, std::vector<std::string_view> keys) {
+  std::vector<std::optional<uint64_t>> values(keys.size());
+  Status st = pickFlatKeyed(text, keys, values);
+  if (!st) return st.error().message;
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i)
+    out += std::string(keys[i]) + "=" + std::to_string(*values[i]) + " ";
+  return out;
+}
+
+TEST_CASE("pickFlatKeyed keeps exactly parseFlatKeyed's values for the keys it is asked") {
+  for (const std::string& rel :
+       {kTelegraf + "memory.stat", kSessionScope + "memory.stat", kTelegraf + "cpu.stat",
+        kEks + "memory/" + kEksContainer + "/memory.stat"}) {
+    INFO(rel);
+    const std::string text = fixture(rel);
+    auto all = parseFlatKeyed(text);
+    REQUIRE(all.ok());
+    // Every key, one at a time and all at once (the collector asks for a few).
+    std::vector<std::string_view> keys;
+    for (const auto& [key, value] : *all) {
+      keys.push_back(key);
+      CHECK(picked(text, {key}) == key + "=" + std::to_string(value) + " ");
+    }
+    std::vector<std::optional<uint64_t>> values(keys.size());
+    REQUIRE(pickFlatKeyed(text, keys, values).ok());
+    for (size_t i = 0; i < keys.size(); ++i) CHECK(*values[i] == all->find(keys[i])->second);
+  }
+}
+
+TEST_CASE("pickFlatKeyed checks the lines it keeps and skips the others unread") {
+  CHECK(picked("anon 1\nfile 2\n", {"file", "anon"}) == "file=2 anon=1 ");
+  CHECK(picked("  anon\t1\n", {"anon"}) == "anon=1 ");
+  // A line it does not keep is not parsed: the kernel's other keys may change.
+  CHECK(picked("odd x y z\nanon 1\n", {"anon"}) == "anon=1 ");
+  // The lines it keeps fail as parseFlatKeyed's do.
+  CHECK(picked("anon x\n", {"anon"}) == "key \"anon\": value \"x\" is not an unsigned integer");
+  CHECK(picked("anon 1 2\n", {"anon"}) == "key \"anon\": unexpected field \"2\" after the value");
+  CHECK(picked("anon 1\nanon 2\n", {"anon"}) == "key \"anon\": appears twice");
+  CHECK(picked("anon 1\n", {"anon", "file"}) == "key \"file\": missing");
+  CHECK(picked("", {"anon"}) == "empty input (expected \"key value\" lines)");
+  // Whatever the key: a truncated read and a blank line are errors.
+  CHECK(picked("anon 1\nfile 2", {"anon"}) ==
+        "key \"file\": no newline at end of input (truncated?)");
+  CHECK(picked("anon 1\n\nfile 2\n", {"anon"}) == "line 2: no key (blank line)");
+}
+
+TEST_CASE("pickFlatKeyed never passes a truncated capture") {
+  const std::string text = fixture(kTelegraf + "memory.stat");
+  const std::vector<std::string_view> keys = {"anon", "inactive_file", "active_file"};
+  std::vector<std::optional<uint64_t>> values(keys.size());
+  for (size_t n = 0; n < text.size(); ++n) {
+    if (n > 0 && text[n - 1] == '\n') continue;  // a whole-line prefix may be complete
+    INFO("prefix of " << n << " bytes");
+    CHECK_FALSE(pickFlatKeyed(std::string_view(text.data(), n), keys, values).ok());
+  }
 }
 
 // ---- cpu.max and cfs quota/period ----
