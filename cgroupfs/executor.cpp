@@ -63,6 +63,7 @@ Executor::Executor(ExecutorConfig config, CgroupLayout layout, KnobSupport suppo
                    const Clock& clock, FailureLog& failures)
     : config_(std::move(config)),
       layout_(std::move(layout)),
+      kubeRoot_(layout_.kubeRootDir()),
       support_(support),
       clock_(&clock),
       failures_(&failures) {}
@@ -78,7 +79,7 @@ bool Executor::insideKubepods(const std::string& dir) const {
     start = end + 1;
   }
   // A component boundary, so "kubepods-other" is not inside "kubepods".
-  const std::string root = layout_.kubeRootDir();
+  const std::string& root = kubeRoot_;
   return dir == root || (dir.size() > root.size() && dir.compare(0, root.size(), root) == 0 &&
                          dir[root.size()] == '/');
 }

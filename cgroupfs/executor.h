@@ -173,6 +173,7 @@ class Executor {
   void observe(const char* status, Clock::Monotonic since) const;
   ExecutorConfig config_;
   CgroupLayout layout_;
+  std::string kubeRoot_;  // layout_.kubeRootDir(), made once: asked for every write
   KnobSupport support_;
   const Clock* clock_;
   FailureLog* failures_;
