@@ -342,7 +342,10 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
 
   // §1.5 resource executor.
   fs.intVar(&o.resourceForceUpdateSeconds, "resource-force-update-seconds",
-            "Cgroup values are rewritten at least this often, in seconds, even if unchanged.");
+            "How often, in seconds, a cgroup value the agent keeps is checked even if cached. "
+            "A file already holding the value is not written, as koordlet; ours: a CPU list "
+            "(cpuset.cpus) is rewritten this often even if unchanged, since the write "
+            "re-applies the CPUs to every task's affinity.");
   fs.intVar(&o.resourceVerifySeconds, "resource-verify-seconds",
             "A cgroup file the agent has read or written is trusted to hold that value for this "
             "many seconds, then read again before the next write to it, so a value changed "

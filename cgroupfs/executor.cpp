@@ -240,17 +240,22 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
                          ? p.oldText == p.text
                          : p.current && *p.current == value;
   if (equal) {
-    const Clock::Monotonic now = clock_->now();
-    auto it = cache_.find(p.path);
-    if (it == cache_.end() || it->second.text != p.text) {
-      // first seen equal: the forced-rewrite clock starts
-      it = cache_.insert_or_assign(p.path, Cached{p.text, now}).first;
-    } else if (now - it->second.at >= config_.forceUpdate) {
-      return p;  // due for its forced rewrite
+    Clock::Monotonic sameUntil = knownAt + config_.verify;
+    // Only a CPU list is rewritten when equal (see "Forced rewrites" in executor.h).
+    if (spec.cpuList) {
+      const Clock::Monotonic now = clock_->now();
+      auto it = cache_.find(p.path);
+      if (it == cache_.end() || it->second.text != p.text) {
+        // first seen equal: the forced-rewrite clock starts
+        it = cache_.insert_or_assign(p.path, Cached{p.text, now}).first;
+      } else if (now - it->second.at >= config_.forceUpdate) {
+        return p;  // due for its forced rewrite
+      }
+      sameUntil = std::min(sameUntil, it->second.at + config_.forceUpdate);
     }
     if (config_.verify.count() > 0) {
       own.same = write.value;
-      own.sameUntil = std::min(knownAt + config_.verify, it->second.at + config_.forceUpdate);
+      own.sameUntil = sameUntil;
     }
     ++batch.unchanged;
     observe("unchanged", start);
@@ -293,7 +298,8 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
   }
   if (err == 0) {
     ++batch.written;
-    cache_[p.path] = Cached{text, clock_->now()};
+    // Only CPU lists have a forced rewrite to time (executor.h).
+    if (knobSpec(w.knob).cpuList) cache_[p.path] = Cached{text, clock_->now()};
     know(p.path, payload);
     failures_->success(p.path);
     failures_->success(readOnlyKey());
@@ -364,17 +370,12 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
 }
 
 void Executor::forgetUnder(std::string_view dir) {
-  // Owners sort by dir: "<dir>", "<dir>-x" and "<dir>/..." all follow the first
-  // key not below (dir, first knob), and every key with the prefix is among them.
-  auto it = owners_.lower_bound(std::pair<std::string_view, Knob>(dir, Knob{}));
-  while (it != owners_.end() && it->first.first.starts_with(dir)) {
-    const std::string& d = it->first.first;
-    if (d.size() == dir.size() || d[dir.size()] == '/') {
-      it = owners_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  // "<dir>" and "<dir>/...", not "<dir>-x". A walk of every owner: this runs once
+  // per pod that goes, the lookup it makes fast runs for every write.
+  std::erase_if(owners_, [&](const auto& kv) {
+    const std::string& d = kv.first.first;
+    return d.starts_with(dir) && (d.size() == dir.size() || d[dir.size()] == '/');
+  });
 }
 
 ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {

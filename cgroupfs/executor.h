@@ -12,13 +12,15 @@
 // nothing.
 //
 // Forced rewrites (--resource-force-update-seconds): every write reads the file
-// first, so a value changed behind our back is always repaired at once. A file
-// that already holds the target is left alone, except that it is written again
-// once the value was last written (or first seen equal) forceUpdate ago, as
-// koordlet's periodic forced update does: the write itself has effects a read
-// cannot show (a v1 cpuset.cpus write rebinds every task's affinity, undoing a
-// sched_setaffinity behind the cgroup's back). So an equal file is rewritten at
-// most once per forceUpdate.
+// first (within the verify period below), so a value changed behind our back is
+// repaired. A file that already holds the target is left alone, as koordlet's
+// read-before-write leaves it (its forced update only re-checks the file), with one
+// exception of ours: a CPU list (cpuset.cpus) is written again once it was last
+// written (or first seen equal) forceUpdate ago, because that write has effects a
+// read cannot show: the kernel re-applies the cgroup's CPUs to every task's
+// affinity, undoing a sched_setaffinity behind the cgroup's back. Rewriting every
+// other equal knob changed nothing, and at 500 pods on v2 it was ~10,000 writes and
+// audit lines a minute, in one burst (bench/RESULTS.md, issue 20).
 //
 // Verification (--resource-verify-seconds, ours): a file the executor has read or
 // written is trusted to hold that text for `verify`; reads within it (the read
@@ -149,8 +151,8 @@ class Executor {
   Result<std::string> currentText(const std::string& path,
                                   Clock::Monotonic* knownAt = nullptr) const;
   void know(const std::string& path, const std::string& text);
-  // A write that passed the checks and differs from the file (or is due for its
-  // forced rewrite), with what the file held when read.
+  // A write that passed the checks and differs from the file (or is a CPU list due
+  // for its forced rewrite), with what the file held when read.
   struct Pending {
     const CgroupWrite* write;
     std::string path;
@@ -190,20 +192,29 @@ class Executor {
   Observer observer_;
   RefusalObserver refusalObserver_;
   ExecutorStats stats_;
-  std::map<std::string, Cached> cache_;  // path -> last write
+  std::map<std::string, Cached> cache_;  // path -> last write (or CPU list first seen equal)
   // path -> known text; mutable: read() is a const query that may learn a file.
   mutable std::unordered_map<std::string, Known> known_;
-  // (dir, knob) -> owner; ordered by dir so forgetUnder finds a pod's subtree, and
-  // looked up by (string_view, knob) so a write that finds its owner allocates no key.
-  struct OwnerLess {
+  // (dir, knob) -> owner, hashed: every write looks its owner up, and an ordered
+  // map compared long paths that share ~100 bytes of prefix a dozen times a lookup.
+  // Looked up by (string_view, knob), so a write that finds its owner allocates no
+  // key. forgetUnder (a pod gone) walks it all.
+  struct OwnerHash {
+    using is_transparent = void;
+    template <typename A>
+    size_t operator()(const A& a) const {
+      return std::hash<std::string_view>()(std::string_view(a.first)) * 31 +
+             static_cast<size_t>(a.second);
+    }
+  };
+  struct OwnerEqual {
     using is_transparent = void;
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
-      const int c = std::string_view(a.first).compare(std::string_view(b.first));
-      return c < 0 || (c == 0 && a.second < b.second);
+      return a.second == b.second && std::string_view(a.first) == std::string_view(b.first);
     }
   };
-  std::map<std::pair<std::string, Knob>, Owner, OwnerLess> owners_;
+  std::unordered_map<std::pair<std::string, Knob>, Owner, OwnerHash, OwnerEqual> owners_;
   bool unsupportedLogged_[kKnobCount] = {};  // one line per knob, ever
   std::optional<Clock::Monotonic> swept_;    // the last sweep of the maps above
 };

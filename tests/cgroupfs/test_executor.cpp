@@ -227,31 +227,46 @@ TEST_CASE("a file that already holds the value is not written", "[executor]") {
   CHECK(f.statuses == std::vector<std::string>(4, "unchanged"));
 }
 
-TEST_CASE("an equal file is rewritten once per forceUpdate, a changed one at once", "[executor]") {
+TEST_CASE("an equal file is never rewritten, a changed one is repaired once verify has passed",
+          "[executor]") {
   Fixture f;
   f.config.forceUpdate = 60s;
   CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
   CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
-  f.clock.advance(59s);
-  CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
-  f.clock.advance(1s);  // 60 s since our write: due
-  CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
-  CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
-  // Someone changes it behind our back: repaired once our write is verify (10 s)
-  // old, not at the next forced rewrite 60 s later.
-  f.clock.advance(5s);
+  // koordlet's forced update re-checks the file and leaves an equal value alone.
+  for (int i = 0; i < 3; ++i) {
+    f.clock.advance(60s);
+    CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);
+  }
+  // Someone changes it behind our back: repaired once the file is read again
+  // (verify, 10 s after it was last read).
   f.tree.write("cpu/" + kPod + "/cpu.shares", "2\n");
   CHECK(f.executor().apply({shares(kPod, 512)}).unchanged == 1);  // trusted for 10 s
-  f.clock.advance(5s);
+  f.clock.advance(10s);
   CHECK(f.executor().apply({shares(kPod, 512)}).written == 1);
   CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "512\n");
-  // A file we never wrote but found equal starts its forced-rewrite clock then.
-  CHECK(f.executor().apply({shares(kCtr, 1024)}).unchanged == 1);
+  CHECK(f.audit().size() == 2);
+}
+
+TEST_CASE("an equal CPU list is rewritten once per forceUpdate, to re-apply task affinity",
+          "[executor]") {
+  Fixture f;
+  f.config.forceUpdate = 60s;
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1})}).written == 1);
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1})}).unchanged == 1);
+  f.clock.advance(59s);
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1})}).unchanged == 1);
+  f.clock.advance(1s);  // 60 s since our write: due
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1})}).written == 1);
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1})}).unchanged == 1);
+  // A list we never wrote but found equal starts its forced-rewrite clock then.
+  CHECK(f.executor().apply({cpus(kPod, {0, 1, 2, 3, 4, 5, 6, 7})}).unchanged == 1);
   f.clock.advance(30s);
-  CHECK(f.executor().apply({shares(kCtr, 1024)}).unchanged == 1);
+  CHECK(f.executor().apply({cpus(kPod, {0, 1, 2, 3, 4, 5, 6, 7})}).unchanged == 1);
   f.clock.advance(30s);
-  CHECK(f.executor().apply({shares(kCtr, 1024)}).written == 1);
-  CHECK(f.audit().size() == 4);
+  CHECK(f.executor().apply({cpus(kPod, {0, 1, 2, 3, 4, 5, 6, 7})}).written == 1);
+  CHECK(f.file("cpuset/" + kPod + "/cpuset.cpus") == "0-7\n");
+  CHECK(f.audit().size() == 3);
 }
 
 TEST_CASE("a file read or written within the verify period is not read again", "[executor]") {
@@ -296,11 +311,15 @@ TEST_CASE("a value found equal stays unchanged only until a write or a forced re
   CHECK(f.executor().apply({shares(kPod, 1024)}).written == 1);
   CHECK(f.file(file) == "1024\n");
   CHECK(f.executor().apply({shares(kPod, 1024)}).unchanged == 1);
-  // The forced rewrite comes before the verify period ends, and is not skipped.
+  // A CPU list's forced rewrite comes before the verify period ends, and is not
+  // skipped.
+  const std::string list = "cpuset/" + kCtr + "/cpuset.cpus";
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1, 2, 3, 4, 5, 6, 7})}).unchanged == 1);
   f.clock.advance(4s);
-  CHECK(f.executor().apply({shares(kPod, 1024)}).unchanged == 1);
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1, 2, 3, 4, 5, 6, 7})}).unchanged == 1);
+  f.tree.write(list, "0-7\n");  // rewritten below even though unchanged
   f.clock.advance(1s);
-  CHECK(f.executor().apply({shares(kPod, 1024)}).written == 1);
+  CHECK(f.executor().apply({cpus(kCtr, {0, 1, 2, 3, 4, 5, 6, 7})}).written == 1);
   // A second owner is refused even for the value already in place.
   CHECK(f.executor().apply({shares(kPod, 1024, "other")}).refused == 1);
 }

@@ -162,25 +162,35 @@ TEST_CASE("the kernel refuses a parent quota below its child's, and the executor
   CHECK(readTrimmed(ctrQuota) == "-1");
 }
 
-TEST_CASE("on the kernel an identical apply writes nothing until forceUpdate has passed",
-          "[kernel][executor]") {
+TEST_CASE(
+    "on the kernel an identical apply writes nothing, and only a CPU list again at forceUpdate",
+    "[kernel][executor]") {
   REQUIRE_KERNEL();
   KernelTree tree;
   Harness h;
   Executor exec = h.make(tree);
-  const std::vector<CgroupWrite> batch = {quota(tree.pod(), 80000), quota(tree.ctr(), 60000)};
-  CHECK(exec.apply(batch).written == 2);
+  const std::string ctrCpus = tree.file("cpuset", tree.ctr(), "cpuset.cpus");
+  auto current = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, readTrimmed(ctrCpus) + "\n");
+  REQUIRE(current.ok());
+  const std::vector<CgroupWrite> batch = {quota(tree.pod(), 80000), quota(tree.ctr(), 60000),
+                                          cpus(tree.ctr(), current->cpus)};
   ExecutorStats s = exec.apply(batch);
+  CHECK(s.written == 2);
+  CHECK(s.unchanged == 1);  // the CPU list already held: its forced-rewrite clock starts
+  s = exec.apply(batch);
   CHECK(s.written == 0);
-  CHECK(s.unchanged == 2);
-  CHECK(exec.stats().unchanged == 2);
+  CHECK(s.unchanged == 3);
   h.clock.advance(59s);
-  CHECK(exec.apply(batch).unchanged == 2);
+  CHECK(exec.apply(batch).unchanged == 3);
   h.clock.advance(1s);
   s = exec.apply(batch);
-  CHECK(s.written == 2);
-  CHECK(s.invalid == 0);
+  CHECK(s.written == 1);  // the CPU list, which re-applies its tasks' affinity
+  CHECK(s.unchanged == 2);
+  CHECK(s.invalid + s.failed == 0);
   CHECK(readTrimmed(tree.file("cpu", tree.ctr(), "cpu.cfs_quota_us")) == "60000");
+  CHECK(readTrimmed(ctrCpus) == renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *current));
+  h.clock.advance(60s);
+  CHECK(exec.apply(batch).written == 1);
 }
 
 TEST_CASE("on the kernel cpu.cfs_burst_us is written where it exists", "[kernel][executor]") {
