@@ -31,6 +31,7 @@ using text::toU64;
 
 constexpr size_t kQuoteMax = 40;
 constexpr std::string_view kTruncated = "no newline at end of input (truncated?)";
+constexpr const char* kEmptyFlatKeyed = "empty input (expected \"key value\" lines)";
 
 // Linux's NR_CPUS is at most 8192 on every architecture; larger ids are garbage.
 // The bound also caps a cpu list's output at 65536 entries.
@@ -122,7 +123,7 @@ std::optional<Error> parseFlatLine(std::string_view line, bool terminated, size_
 // (which may return an Error to stop).
 template <typename Visit>
 Status forEachFlatKeyed(std::string_view text, Visit visit) {
-  if (text.empty()) return makeError("empty input (expected \"key value\" lines)");
+  if (text.empty()) return makeError(kEmptyFlatKeyed);
   Lines lines(text);
   std::string_view line;
   bool terminated = false;
@@ -155,7 +156,7 @@ Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> ke
                      std::span<std::optional<uint64_t>> values) {
   const size_t wanted = std::min(keys.size(), values.size());
   for (auto& v : values) v.reset();
-  if (text.empty()) return makeError("empty input (expected \"key value\" lines)");
+  if (text.empty()) return makeError(kEmptyFlatKeyed);
   // A v2 memory.stat has ~50 lines and the collector wants a few: a line is read
   // whole only when its key is wanted. Every other line is only checked to hold a
   // key (a blank line is still an error) and, if last, to end with '\n' (a
@@ -166,12 +167,7 @@ Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> ke
   size_t lineNo = 0;
   while (lines.next(line, terminated)) {
     ++lineNo;
-    // By hand: string_view::find_first_of calls memchr per byte for its set.
-    size_t keyStart = 0;
-    while (keyStart < line.size() && (line[keyStart] == ' ' || line[keyStart] == '\t')) ++keyStart;
-    size_t keyEnd = keyStart;
-    while (keyEnd < line.size() && line[keyEnd] != ' ' && line[keyEnd] != '\t') ++keyEnd;
-    const std::string_view head = line.substr(keyStart, keyEnd - keyStart);
+    const std::string_view head = Fields(line).next();
     size_t i = 0;
     while (i < wanted && keys[i] != head) ++i;
     if (i == wanted && !head.empty() && terminated) continue;
