@@ -192,7 +192,9 @@ class Executor {
   Observer observer_;
   RefusalObserver refusalObserver_;
   ExecutorStats stats_;
-  std::map<std::string, Cached> cache_;  // path -> last write (or CPU list first seen equal)
+  // CPU list path -> its last write, or the moment it was first seen equal: the
+  // forced rewrite's clock. No other knob is rewritten when equal, so none is kept.
+  std::map<std::string, Cached> cache_;
   // path -> known text; mutable: read() is a const query that may learn a file.
   mutable std::unordered_map<std::string, Known> known_;
   // (dir, knob) -> owner, hashed: every write looks its owner up, and an ordered
