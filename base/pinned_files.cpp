@@ -36,16 +36,17 @@ Error fileError(const std::string& path, const char* what, int err) {
 
 // Reads fd from offset 0 to the end into buf. A seq_file hands out at most its
 // internal buffer per read (a page, or one record), so a short read is not the
-// end: read on at the offset reached until a read returns nothing. `positional`
-// uses pread (a held descriptor, regenerated from 0); otherwise read().
-Result<std::string_view> readAll(int fd, bool positional, const std::string& path, std::string& buf,
-                                 size_t maxBytes) {
+// end: read on at the offset reached until a read returns nothing; unless
+// `shortIsEnd` (a kernel file made by one show, pinned_files.h), where it is.
+// `positional` uses pread (a held descriptor, regenerated from 0); otherwise read().
+Result<std::string_view> readAll(int fd, bool positional, bool shortIsEnd, const std::string& path,
+                                 std::string& buf, size_t maxBytes) {
   size_t len = 0;
   for (;;) {
     if (buf.size() - len < 4096) buf.resize(std::max<size_t>(buf.size() * 2, 16384));
-    const ssize_t n = positional
-                          ? ::pread(fd, buf.data() + len, buf.size() - len, static_cast<off_t>(len))
-                          : ::read(fd, buf.data() + len, buf.size() - len);
+    const size_t asked = buf.size() - len;
+    const ssize_t n = positional ? ::pread(fd, buf.data() + len, asked, static_cast<off_t>(len))
+                                 : ::read(fd, buf.data() + len, asked);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fileError(path, "read: ", errno);
     if (n == 0) break;
@@ -54,6 +55,7 @@ Result<std::string_view> readAll(int fd, bool positional, const std::string& pat
       return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
                        EFBIG);
     }
+    if (shortIsEnd && static_cast<size_t>(n) < asked) break;
   }
   return std::string_view(buf.data(), len);
 }
@@ -61,7 +63,11 @@ Result<std::string_view> readAll(int fd, bool positional, const std::string& pat
 }  // namespace
 
 PinnedFile::PinnedFile(PinnedFile&& o) noexcept
-    : path_(std::move(o.path_)), budget_(o.budget_), fd_(o.fd_), regular_(o.regular_) {
+    : path_(std::move(o.path_)),
+      budget_(o.budget_),
+      fd_(o.fd_),
+      regular_(o.regular_),
+      oneShow_(o.oneShow_) {
   o.fd_ = -1;
 }
 
@@ -72,6 +78,7 @@ PinnedFile& PinnedFile::operator=(PinnedFile&& o) noexcept {
     budget_ = o.budget_;
     fd_ = o.fd_;
     regular_ = o.regular_;
+    oneShow_ = o.oneShow_;
     o.fd_ = -1;
   }
   return *this;
@@ -94,12 +101,12 @@ Result<std::string_view> PinnedFile::read(std::string& buf, size_t maxBytes) {
         fd_ = fd;
       } else {
         // A regular file, or no budget left: read it the plain way and let it go.
-        auto text = readAll(fd, false, path_, buf, maxBytes);
+        auto text = readAll(fd, false, oneShow_ && !regular_, path_, buf, maxBytes);
         ::close(fd);
         return text;
       }
     }
-    auto text = readAll(fd_, true, path_, buf, maxBytes);
+    auto text = readAll(fd_, true, oneShow_, path_, buf, maxBytes);
     if (text) return text;
     // The descriptor is dead (ENODEV: its cgroup was removed) or failed: close it,
     // and after ENODEV open the path once more.

@@ -13,6 +13,17 @@
 // afresh once, so a cgroup made again under the same name is read, and a removed
 // one answers ENOENT. Descriptors held are bounded by a shared FileBudget; a file
 // that finds the budget spent is read the plain way. Not thread-safe.
+//
+// A file made by one show (Whole::kOneShow) saves the read that returns nothing:
+// the kernel writes such a file's whole text in one call (growing its buffer until
+// it fits) and a read hands out all of it that fits, so a read that returns less
+// than it asked for has returned the end. Every cgroup interface file is made so
+// but cgroup.procs, tasks and cgroup.threads (they list record by record, a page
+// at a time), as are procfs single_open files (/proc/stat, /proc/meminfo,
+// /proc/pressure/*). On a file made record by record this would stop after the
+// first page: say it only of files known to be made in one show. The mode counts
+// only on kernel files; a regular file is read to the end. (The read saved is ~0.3
+// µs: 1,440 files a round at 110 pods.)
 #pragma once
 
 #include <cstddef>
@@ -43,7 +54,9 @@ class FileBudget {
 
 class PinnedFile {
  public:
-  PinnedFile(std::string path, FileBudget& budget) : path_(std::move(path)), budget_(&budget) {}
+  enum class Whole { kToEmptyRead, kOneShow };
+  PinnedFile(std::string path, FileBudget& budget, Whole whole = Whole::kToEmptyRead)
+      : path_(std::move(path)), budget_(&budget), oneShow_(whole == Whole::kOneShow) {}
   ~PinnedFile() { close(); }
   PinnedFile(PinnedFile&& o) noexcept;
   PinnedFile& operator=(PinnedFile&& o) noexcept;
@@ -64,6 +77,7 @@ class PinnedFile {
   FileBudget* budget_;
   int fd_ = -1;
   bool regular_ = false;  // not a kernel file: never held
+  bool oneShow_ = false;
 };
 
 // Raises this process's soft limit on open files to its hard limit (as Go's runtime

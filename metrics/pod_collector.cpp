@@ -49,8 +49,10 @@ PodCollector::Cgroup& PodCollector::cgroup(const std::string& dir) {
 PinnedFile& PodCollector::file(Cgroup& cg, Slot slot) {
   auto& f = cg.files[slot];
   if (!f) {
+    // Every slot's file is made by one show (none lists tasks): pinned_files.h.
     f = std::make_unique<PinnedFile>(
-        cgroupFilePath(layout_, config_.cgroupRoot, cg.dir, kSlotFiles[slot]), budget_);
+        cgroupFilePath(layout_, config_.cgroupRoot, cg.dir, kSlotFiles[slot]), budget_,
+        PinnedFile::Whole::kOneShow);
   }
   return *f;
 }

@@ -156,3 +156,61 @@ TEST_CASE("the soft limit on open files is raised to the hard limit", "[pinned_f
   CHECK(limit >= 1024);
   CHECK(raiseOpenFileLimit() == limit);
 }
+
+TEST_CASE("a file made by one show is read whole in one read, as the plain way reads it",
+          "[pinned_files]") {
+  // /proc/self/status is a single_open file (one show); its text changes between
+  // reads only in counters, so the two reads are compared by their first line.
+  FileBudget budget(16);
+  std::string buf;
+  PinnedFile status("/proc/self/status", budget, PinnedFile::Whole::kOneShow);
+  auto once = status.read(buf);
+  REQUIRE(once.ok());
+  auto plain = readFile("/proc/self/status");
+  REQUIRE(plain.ok());
+  CHECK(once->substr(0, once->find('\n')) == plain->substr(0, plain->find('\n')));
+  CHECK(once->back() == '\n');
+  CHECK(once->find("\nVmRSS:") != std::string::npos);
+  CHECK(once->find("\nnonvoluntary_ctxt_switches:") != std::string::npos);  // the last line
+  CHECK(status.held());
+}
+
+TEST_CASE("a cgroup's memory.stat read in one read equals its text read to the end",
+          "[pinned_files]") {
+  if (::geteuid() != 0 || !fs::exists("/sys/fs/cgroup/memory/memory.stat")) {
+    KOORDLET_SKIP("needs root and a cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
+  }
+  const std::string dir = "/sys/fs/cgroup/memory/koordlet-pinned-" + std::to_string(::getpid());
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+  FileBudget budget(16);
+  std::string buf;
+  std::string once;
+  {
+    PinnedFile stat(dir + "/memory.stat", budget, PinnedFile::Whole::kOneShow);
+    auto text = stat.read(buf);
+    REQUIRE(text.ok());
+    once = *text;
+  }
+  auto plain = readFile(dir + "/memory.stat");
+  ::rmdir(dir.c_str());
+  REQUIRE(plain.ok());
+  CHECK(once.find("\ntotal_unevictable ") != std::string::npos);  // near its end
+  CHECK(once == *plain);  // an empty cgroup: nothing in it changes between the reads
+}
+
+TEST_CASE("a file made record by record, said to be one show, stops after its first page",
+          "[pinned_files]") {
+  // The contract, shown: kallsyms hands out a page a time, so one read that
+  // returns less than it asked for is taken as the end. Callers say kOneShow
+  // only of files made in one show.
+  FileBudget budget(16);
+  std::string buf;
+  PinnedFile syms("/proc/kallsyms", budget, PinnedFile::Whole::kOneShow);
+  auto first = syms.read(buf, 64u << 20);
+  REQUIRE(first.ok());
+  CHECK(first->size() <= 16384);
+  PinnedFile whole("/proc/kallsyms", budget);
+  auto all = whole.read(buf, 64u << 20);
+  REQUIRE(all.ok());
+  CHECK(all->size() > 100000);
+}
