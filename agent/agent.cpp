@@ -181,6 +181,7 @@ Status Agent::start() {
   informer_.onUpdate([this](const std::vector<Pod>& pods) {
     exporter_.setPodCount(pods.size());
     ++podsVersion_;
+    if (qos_) qos_->podsChanged();
   });
   decideEviction();
   startNri();

@@ -115,7 +115,7 @@ void Agent::startQos() {
   qos_->add(std::make_unique<MemoryQosStrategy>(reconcile, memoryGate, *layout_,
                                                 opts_.memoryQosV1SoftLimit));
   // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
-  qos_->add(std::make_unique<HookReconcileStrategy>(reconcile, hooks));
+  qos_->add(std::make_unique<HookReconcileStrategy>(opts_.runtimeHooksReconcileInterval, hooks));
   startEviction();  // the eviction strategies, when they can evict
   KLOG_INFO << "QoS manager: CPU suppress " << (suppressGate() ? "gate on" : "gate off")
             << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "

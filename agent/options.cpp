@@ -400,8 +400,12 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                  "Upper bound of the delay between NRI connection attempts (koordlet's is "
                  "practically unbounded; ours defaults to 30s so a restarted containerd is "
                  "found again within half a minute).");
-  fs.notImplemented("runtime-hooks-reconcile-interval", T::kDuration, "10s",
-                    "Period of the kube-QoS-level hook reconcile.");
+  fs.durationVar(&o.runtimeHooksReconcileInterval, "runtime-hooks-reconcile-interval",
+                 "How often the runtime hooks' reconciler re-applies what the hooks set, to "
+                 "every pod and container; it also runs in the round after the kubelet's pod "
+                 "list changes. koordlet re-applies pods and containers on each pod sync "
+                 "(every --kubelet-sync-interval) and the kube-QoS level on this period; "
+                 "koordlet-cpp has no kube-QoS level hooks. <= 0: the reconciler never runs.");
   fs.boolVar(&o.disableUnsetCpuQuota, "disable-unset-cpu-quota",
              "Do not set cfs quota to -1 for pods bound to a cpuset by the scheduler.");
 

@@ -104,6 +104,7 @@ struct Options {
   std::chrono::nanoseconds runtimeHooksNriBackoffDuration = std::chrono::seconds(1);
   double runtimeHooksNriBackoffFactor = 2.0;
   std::chrono::nanoseconds runtimeHooksNriBackoffCap = std::chrono::seconds(30);
+  std::chrono::nanoseconds runtimeHooksReconcileInterval = std::chrono::seconds(10);
   std::string runtimeHooksPluginFailurePolicy = "Ignore";  // Ignore | Fail
   bool disableUnsetCpuQuota = false;
   // Launched by the runtime (NRI_PLUGIN_SOCKET): the socket's fd. The plugin name and

@@ -63,14 +63,15 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
 class HookReconcileStrategy final : public GatedStrategy {
  public:
   static constexpr std::string_view kName = "runtime_hooks";
-  // interval: --reconcile-interval-seconds (koordlet reconciles on every pods sync
-  // and a 10 s timer; here on its own interval, like the other strategies).
+  // interval: --runtime-hooks-reconcile-interval; and in the round after the pod
+  // list changes (koordlet reconciles pods and containers on every pods sync).
   HookReconcileStrategy(std::chrono::nanoseconds interval, HookGates gates)
       : GatedStrategy(kName, kOwnerRuntimeHooks, interval,
                       gates.batchResource || gates.cpusetAllocator),
         gates_(gates) {}
 
   StrategyOutcome run(const StrategyContext& ctx) override;
+  bool runsOnPodsChange() const override { return true; }
 
  private:
   HookGates gates_;

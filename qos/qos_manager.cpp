@@ -53,7 +53,8 @@ bool QosManager::due(Entry& entry, Clock::Monotonic now) const {
   if (interval.count() <= 0) return false;
   // A quarter interval of slack: collection rounds arrive with jitter, and a
   // strategy due 5 ms from now must not wait a whole extra round.
-  if (entry.last && now - *entry.last < interval - interval / 4) return false;
+  const bool onChange = podsChanged_ && entry.strategy->runsOnPodsChange();
+  if (!onChange && entry.last && now - *entry.last < interval - interval / 4) return false;
   entry.last = now;
   return true;
 }
@@ -199,6 +200,7 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
   for (Entry& e : strategies_) {
     if (e.strategy->enabled(spec) && due(e, now)) running.push_back(&e);
   }
+  podsChanged_ = false;
   if (running.empty()) return round;
 
   const QosSnapshot snap = snapshot(pods, cache);

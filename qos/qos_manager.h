@@ -11,7 +11,8 @@
 // quarter interval of jitter), in the order registered. A strategy therefore never
 // runs more often than new samples arrive, and acts on samples at most one
 // collection old: an LS load step reaches the BE cgroups within two collection
-// intervals.
+// intervals. A strategy that runs on pod changes (the hooks' reconciler) also runs
+// in the first round after podsChanged(), and its interval restarts from there.
 //
 // One owner per knob per cgroup, so two strategies can never fight over a value
 // (the strategies the agent registers, and what each owns):
@@ -137,6 +138,10 @@ class QosManager {
     return ref;
   }
 
+  // The pod list changed (the agent's kubelet sync): the strategies that run on a
+  // change (QosStrategy::runsOnPodsChange) are due in the next runDue.
+  void podsChanged() { podsChanged_ = true; }
+
   // Runs the strategies that are enabled and due, hands their writes to the executor.
   // `evictions`: the evictor's ledger, which the eviction strategies read.
   QosRound runDue(const std::vector<Pod>& pods, const MetricCache& cache, const NodeSloSpec& spec,
@@ -175,6 +180,7 @@ class QosManager {
   };
   void addStrategy(std::unique_ptr<QosStrategy> strategy);
   bool due(Entry& entry, Clock::Monotonic now) const;
+  bool podsChanged_ = false;
   const std::vector<int>& pinnedCpus(const Pod& pod) const;
   // The cgroups under the besteffort dir in the cpuset hierarchy, depth 1 and 2.
   void listBesteffort(QosSnapshot& snap) const;

@@ -21,6 +21,9 @@
 //              recovers in run() (CPU suppress does).
 //   run()      the round: never touches a file (CurrentValues reads through the
 //              executor, memoised for this run).
+//   runsOnPodsChange()  also runs in the first round after the pod list changed,
+//              due or not (the hooks' reconciler: a new pod or container is set
+//              up within a round of the kubelet listing it, whatever the interval).
 #pragma once
 
 #include <any>
@@ -105,6 +108,7 @@ class QosStrategy {
   virtual std::chrono::nanoseconds interval() const = 0;
   virtual bool enabled(const NodeSloSpec& spec) const = 0;
   virtual StrategyOutcome run(const StrategyContext& ctx) = 0;
+  virtual bool runsOnPodsChange() const { return false; }
 };
 
 // The common shape: a fixed name and owner, an interval flag and one gate decided

@@ -19,7 +19,7 @@
 //   NRI       the runtime peer closing mid-message, then sending a frame header
 //             over the plugin's 64 MiB frame limit.
 //
-// The writer is the runtime hooks' reconciler (--reconcile-interval-seconds=1): a
+// The writer is the runtime hooks' reconciler (--runtime-hooks-reconcile-interval=1s): a
 // BestEffort pod with batch-cpu 1k and batch-memory 64Mi gets cpu.shares 1024,
 // cpu.cfs_quota_us 100000 and memory.limit_in_bytes 64 MiB on its pod and container
 // cgroups; an LSR pod bound to CPU 1 gets cpuset.cpus "1" on its container. For each
@@ -182,6 +182,16 @@ class FaultNode {
   FaultNode(const FaultNode&) = delete;
   FaultNode& operator=(const FaultNode&) = delete;
 
+  // One more BE pod: its cgroups made, then listed by the kubelet.
+  const BePod& addBePod() {
+    const std::string name = "be-fault-" + std::to_string(pods_.size());
+    pods_.push_back({name, koord::test::uuidFrom("faults/" + name),
+                     koord::test::hexId("faults/" + name + "/main")});
+    tree_.mkdirs(pods_.back().ctrDir());
+    kubelet_.setBody(podList());
+    return pods_.back();
+  }
+
   CgroupV1Tree& tree() { return tree_; }
   const CgroupV1Tree& tree() const { return tree_; }
   const TempTree& tmp() const { return tmp_; }
@@ -212,6 +222,7 @@ class FaultNode {
         "--kubelet-sync-interval=1s",
         "--collect-res-used-interval=500ms",
         "--reconcile-interval-seconds=1",
+        "--runtime-hooks-reconcile-interval=1s",
         "--cpu-suppress-interval-seconds=0",
         "--audit-log-dir=" + tmp_.path("audit")};
     flags.insert(flags.end(), opts_.extraFlags.begin(), opts_.extraFlags.end());
@@ -379,6 +390,22 @@ class FaultNode {
   } while (0)
 
 }  // namespace
+
+TEST_CASE(
+    "with the hooks' reconcile interval an hour, a pod the kubelet lists later gets its hook "
+    "values in the rounds after the pod list changed",
+    "[e2e][faults][kernel]") {
+  KOORDLET_SKIP_WITHOUT_V1_TREE();
+  FaultNode::Options o;
+  o.bePods = 1;
+  FaultNode node(o);
+  node.start({"--runtime-hooks-reconcile-interval=1h"});  // the last flag given wins
+  node.waitConverged("the first round");                  // the first run is always due
+  const BePod& added = node.addBePod();
+  INFO("added pod " << added.uid);
+  node.waitConverged("after the kubelet listed a new pod");  // only the change can run it
+  node.stopCleanly();
+}
 
 TEST_CASE(
     "a pod's cgroups removed while the kubelet still lists it: the agent counts the vanished "

@@ -31,6 +31,7 @@ class FakeStrategy final : public QosStrategy {
   std::string_view owner() const override { return owner_; }
   std::chrono::nanoseconds interval() const override { return interval_; }
   bool enabled(const NodeSloSpec&) const override { return on; }
+  bool runsOnPodsChange() const override { return onPodsChange; }
   StrategyOutcome run(const StrategyContext& ctx) override {
     ++runs;
     podsSeen = ctx.snapshot.pods.size();
@@ -43,6 +44,7 @@ class FakeStrategy final : public QosStrategy {
   }
 
   bool on = true;
+  bool onPodsChange = false;
   int64_t shares = 512;
   std::string claims;  // the owner its writes name themselves (the manager's tag wins)
   std::vector<std::string> errors;
@@ -99,6 +101,43 @@ TEST_CASE("the manager runs a registered strategy only when its interval is due"
   f.clock.advance(100ms);
   CHECK(f.run().report("fake") != nullptr);
   CHECK(fake.runs == 2);
+}
+
+TEST_CASE(
+    "a strategy that runs on pod changes runs in the round after them, and its interval "
+    "restarts there",
+    "[qos_manager][strategy]") {
+  Fixture f;
+  FakeStrategy& hooks = f.add("hooks", "hooks-owner", 10s);
+  hooks.onPodsChange = true;
+  FakeStrategy& other = f.add("other", "other-owner", 10s);
+  f.run();  // both run first
+  f.clock.advance(3s);
+  f.manager.podsChanged();
+  QosRound changed = f.run();
+  CHECK(changed.report("hooks") != nullptr);
+  CHECK(changed.report("other") == nullptr);  // not due, and not run on changes
+  f.clock.advance(3s);
+  CHECK(f.run().report("hooks") == nullptr);  // the change is used up
+  // 10 s after the first run: "other" is due, "hooks" ran 7 s ago and is not.
+  f.clock.advance(4s);
+  QosRound later = f.run();
+  CHECK(later.report("other") != nullptr);
+  CHECK(later.report("hooks") == nullptr);
+  f.clock.advance(3s);
+  CHECK(f.run().report("hooks") != nullptr);  // 10 s after its run on the change
+  CHECK(hooks.runs == 3);
+  CHECK(other.runs == 2);
+
+  // A change while the strategy is disabled is not kept for later.
+  hooks.on = false;
+  f.manager.podsChanged();
+  f.clock.advance(1s);
+  CHECK(f.run().report("hooks") == nullptr);
+  hooks.on = true;
+  f.clock.advance(1s);
+  CHECK(f.run().report("hooks") == nullptr);
+  CHECK(hooks.runs == 3);
 }
 
 TEST_CASE("a strategy with a non-positive interval never runs", "[qos_manager][strategy]") {
