@@ -367,7 +367,7 @@ void Agent::collectPods() {
   }
   // Vanished cgroups never get here: they are normal.
   reportFileErrors("pod collector", outcome.errors, podFailing_);
-  exporter_.recordPods(outcome.sample);
+  exporter_.recordPods(outcome.sample, podsVersion_);
   cachePods(outcome.sample);
   if (informer_.synced()) ++podRounds_;
 }

@@ -389,8 +389,17 @@ void setPsi(SweptGauges& gauges, const std::string& key, const prometheus::Label
 
 }  // namespace
 
-void Exporter::recordPods(const PodsSample& sample) {
+void Exporter::recordPods(const PodsSample& sample, uint64_t podsVersion) {
   std::string key;
+  std::pair<uint64_t, uintptr_t> specsFrom{podsVersion, 0};
+  for (const PodUsage& pu : sample.pods) {
+    for (const ContainerUsage& cu : pu.containers) {
+      specsFrom.second += reinterpret_cast<uintptr_t>(cu.container);
+    }
+  }
+  // Unchanged specs: their series stand as they are, unswept.
+  const bool specs = specsFrom != specsFrom_;
+  specsFrom_ = specsFrom;
   for (const PodUsage& pu : sample.pods) {
     const Pod& pod = *pu.pod;
     auto podLabels = [&] {
@@ -448,14 +457,19 @@ void Exporter::recordPods(const PodsSample& sample) {
         put(kBatchCpuResource, "integer", list.batchCpuMilli, 1);
         put(kBatchMemoryResource, "byte", list.batchMemoryBytes, 1);
       };
-      resources(containerRequests_, cu.container->requests);
-      resources(containerLimits_, cu.container->limits);
+      if (specs) {
+        resources(containerRequests_, cu.container->requests);
+        resources(containerLimits_, cu.container->limits);
+      }
     }
   }
-  for (SweptGauges* g :
-       {&podCpu_, &podMemory_, &podThrottled_, &containerCpu_, &containerMemory_,
-        &containerThrottled_, &containerRequests_, &containerLimits_, &podPsi_, &containerPsi_}) {
+  for (SweptGauges* g : {&podCpu_, &podMemory_, &podThrottled_, &containerCpu_, &containerMemory_,
+                         &containerThrottled_, &podPsi_, &containerPsi_}) {
     g->sweep();
+  }
+  if (specs) {
+    containerRequests_.sweep();
+    containerLimits_.sweep();
   }
 
   const BeUsage& be = sample.be;

@@ -9,6 +9,7 @@
 // that koordlet's Go runtime also exports.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,7 +85,10 @@ class Exporter {
   void setPodCount(size_t pods);
   // Pod and container usage, PSI, requests/limits and the BE aggregate of one
   // collection round; series of pods and containers not in it are removed.
-  void recordPods(const PodsSample& sample);
+  // podsVersion: the pod list the sample's pods point into (bumped on every new
+  // list). Requests and limits come from the list, not the kernel: they are set
+  // again only when the list or the containers sampled from it change.
+  void recordPods(const PodsSample& sample, uint64_t podsVersion);
   void recordCache(size_t series, size_t bytes);
   // Sizes of the agent's per-pod and per-key state, by holder (executor owners,
   // failure-log keys, ...): what the churn soak watches for leaks.
@@ -236,6 +240,9 @@ class Exporter {
   SweptGauges containerThrottled_;
   SweptGauges containerRequests_;
   SweptGauges containerLimits_;
+  // What requests and limits were last set from: the pod list's version and the
+  // containers sampled from it (their addresses, summed: stable within a version).
+  std::pair<uint64_t, uintptr_t> specsFrom_{0, 0};
   SweptGauges podPsi_;
   SweptGauges containerPsi_;
   prometheus::Family<prometheus::Gauge>* beCpu_;

@@ -199,7 +199,7 @@ void driveExporter(Exporter& e) {
   pods.be.usageMilli = 500;
   pods.be.requestMilli = 500;
   pods.be.realLimitMilli = 2000;
-  e.recordPods(pods);
+  e.recordPods(pods, 1);
   e.recordCache(10, 4096);
   e.recordStateEntries({{"executor_owners", 12}});
 

@@ -291,3 +291,64 @@ TEST_CASE("eviction detail series are bounded, the least recently incremented go
   CHECK(text.find("pod_name=\"p0\"") != std::string::npos);
   CHECK(text.find("pod_name=\"new\"") != std::string::npos);
 }
+
+TEST_CASE("requests and limits follow the pod list and the containers sampled from it",
+          "[exporter]") {
+  Exporter e("node-a", "v1");
+  std::vector<Pod> pods(1);
+  pods[0].uid = "u1";
+  pods[0].name = "p1";
+  pods[0].ns = "default";
+  pods[0].containers.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    Container& c = pods[0].containers[static_cast<size_t>(i)];
+    c.name = "c" + std::to_string(i);
+    c.id = "id" + std::to_string(i);
+    c.requests.cpuMilli = 500 * (i + 1);
+  }
+  auto sample = [&](size_t containers) {
+    PodsSample s;
+    PodUsage pu;
+    pu.pod = &pods[0];
+    pu.usage.cpuCores = 0.5;
+    for (size_t i = 0; i < containers; ++i) {
+      ContainerUsage cu;
+      cu.pod = &pods[0];
+      cu.container = &pods[0].containers[i];
+      cu.id = "containerd://" + pods[0].containers[i].id;
+      cu.usage.cpuCores = 0.25;
+      pu.containers.push_back(cu);
+    }
+    s.pods.push_back(pu);
+    return s;
+  };
+  auto request = [&](const std::string& text, int i) {
+    const std::string series =
+        "koordlet_container_resource_requests{container_id=\"containerd://id" + std::to_string(i) +
+        "\",container_name=\"c" + std::to_string(i) +
+        "\",node=\"node-a\",pod_name=\"p1\",pod_namespace=\"default\","
+        "pod_uid=\"u1\",resource=\"cpu\",unit=\"core\"} ";
+    const size_t at = text.find("\n" + series);
+    return at == std::string::npos ? std::string("absent")
+                                   : text.substr(at + 1 + series.size(),
+                                                 text.find('\n', at + 1) - at - 1 - series.size());
+  };
+  e.recordPods(sample(2), 1);
+  std::string text = e.render();
+  CHECK(request(text, 0) == "0.5");
+  CHECK(request(text, 1) == "1");
+  // The same list and containers: the series stand.
+  e.recordPods(sample(2), 1);
+  CHECK(request(e.render(), 1) == "1");
+  // A container's cgroup gone from the sample: its series go, within the same list.
+  e.recordPods(sample(1), 1);
+  text = e.render();
+  CHECK(request(text, 0) == "0.5");
+  CHECK(request(text, 1) == "absent");
+  // A new list with a changed request: set again.
+  pods[0].containers[0].requests.cpuMilli = 2000;
+  e.recordPods(sample(2), 2);
+  text = e.render();
+  CHECK(request(text, 0) == "2");
+  CHECK(request(text, 1) == "1");
+}
