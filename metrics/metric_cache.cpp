@@ -185,7 +185,12 @@ void MetricCache::append(MetricKind kind, std::string_view owner, std::string_vi
 }
 
 std::optional<MetricCache::Point> MetricCache::latest(const SeriesKey& key) const {
-  const auto it = series_.find(key);
+  return latest(key.kind, key.owner, key.detail);
+}
+
+std::optional<MetricCache::Point> MetricCache::latest(MetricKind kind, std::string_view owner,
+                                                      std::string_view detail) const {
+  const auto it = series_.find(SeriesKeyView{kind, owner, detail});
   if (it == series_.end() || it->second.filled == 0) return std::nullopt;
   const Ring& ring = it->second;
   // append() never leaves the newest slot empty (NaN is refused), so lastSlot holds

@@ -101,6 +101,9 @@ class MetricCache {
     Clock::Monotonic at;
   };
   std::optional<Point> latest(const SeriesKey& key) const;
+  // The same, without building a key (a QoS snapshot asks for thousands a second).
+  std::optional<Point> latest(MetricKind kind, std::string_view owner,
+                              std::string_view detail = {}) const;
 
   // Everything NodeMetric reports of one series over [from, to], from one pass and
   // one sort: the mean, koordlet's percentiles (same index rule as query()) and the

@@ -11,9 +11,8 @@ namespace koord {
 
 namespace {
 
-std::optional<Sample> sampleOf(const MetricCache& cache, MetricKind kind,
-                               const std::string& owner) {
-  auto p = cache.latest(SeriesKey{kind, owner, ""});
+std::optional<Sample> sampleOf(const MetricCache& cache, MetricKind kind, std::string_view owner) {
+  auto p = cache.latest(kind, owner);
   if (!p) return std::nullopt;
   return Sample{p->value, p->at};
 }
