@@ -37,13 +37,48 @@ PodCollector::PodCollector(Config config, CgroupLayout layout, const Clock& cloc
     : config_(std::move(config)),
       layout_(std::move(layout)),
       clock_(&clock),
-      budget_(config_.maxOpenFiles) {}
+      budget_(config_.maxOpenFiles) {
+  be_.dir = layout_.qosDir(KubeQos::kBestEffort);
+}
 
-PodCollector::Cgroup& PodCollector::cgroup(const std::string& dir) {
-  auto [it, fresh] = cgroups_.try_emplace(dir);
-  if (fresh) it->second.dir = dir;
-  it->second.round = round_;
-  return it->second;
+size_t PodCollector::stateEntries() const {
+  size_t n = 1 + pods_.size();  // the besteffort dir, the pods
+  for (const auto& [uid, ps] : pods_) n += ps.containers.size();
+  return n;
+}
+
+PodCollector::PodState& PodCollector::podState(const Pod& pod) {
+  auto [it, fresh] = pods_.try_emplace(pod.uid);
+  PodState& ps = it->second;
+  if (fresh || ps.qos != pod.kubeQos) {
+    ps = PodState{};
+    ps.qos = pod.kubeQos;
+    ps.cg.dir = layout_.podDir(pod.kubeQos, pod.uid);
+  }
+  ps.cg.round = round_;
+  return ps;
+}
+
+PodCollector::ContainerState* PodCollector::containerState(PodState& ps, const Container& c,
+                                                           std::vector<Error>& errors) {
+  for (ContainerState& cs : ps.containers) {
+    if (cs.rawId == c.id && cs.runtime == c.runtime) {
+      cs.cg.round = round_;
+      return &cs;
+    }
+  }
+  auto dir = layout_.containerDir(ps.cg.dir, c.runtime, c.id);
+  if (!dir) {
+    errors.push_back(dir.error());
+    return nullptr;
+  }
+  ContainerState& cs = ps.containers.emplace_back();
+  cs.runtime = c.runtime;
+  cs.rawId = c.id;
+  cs.id = c.runtime + "://" + c.id;
+  cs.cg.dir = std::move(*dir);
+  cs.cg.round = round_;
+  return &cs;
 }
 
 PinnedFile& PodCollector::file(Cgroup& cg, Slot slot) {
@@ -145,15 +180,11 @@ void PodCollector::throttleRatio(Cgroup& cg, uint64_t periods, uint64_t throttle
   cg.hasThrottle = true;
 }
 
-bool PodCollector::readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
+// A vanished cgroup (false) has its state dropped by the caller at once (its files
+// closed): it is not kept while the kubelet still lists its pod.
+bool PodCollector::readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out,
                               std::vector<Error>& errors) {
-  Cgroup& cg = cgroup(dir);
-  // A vanished cgroup's state goes at once (its files closed): it is not kept while
-  // the kubelet still lists its pod.
-  auto gone = [&] {
-    cgroups_.erase(dir);
-    return false;
-  };
+  auto gone = [] { return false; };
   const bool v1 = layout_.version() == CgroupVersion::kV1;
   if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return gone();
 
@@ -207,11 +238,10 @@ void PodCollector::detectPsi() {
 }
 
 void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
-  const std::string beDir = layout_.qosDir(KubeQos::kBestEffort);
   BeUsage& be = out.sample.be;
 
-  // Usage of the besteffort QoS directory (its rate state is keyed by its dir).
-  Cgroup& beCgroup = cgroup(beDir);
+  // Usage of the besteffort QoS directory.
+  Cgroup& beCgroup = be_;
   CgroupUsage beUsage;
   readCpu(beCgroup, beUsage, out.errors, nullptr);
   if (beUsage.cpuCores) be.usageMilli = *beUsage.cpuCores * 1000.0;
@@ -220,24 +250,25 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   // force, not those asked for: cgroup_files.h), and the besteffort dir's CFS quota
   // when it has one.
   std::optional<size_t> minCpus;
-  auto considerCpuset = [&](const std::string& dir) {
+  auto considerCpuset = [&](Cgroup& cg) {
     std::vector<int> cpus;
-    if (readParsed(cgroup(dir), kCpusetEffective, parseCpuList, cpus, out.errors) ==
-            CgroupRead::kOk &&
+    if (readParsed(cg, kCpusetEffective, parseCpuList, cpus, out.errors) == CgroupRead::kOk &&
         !cpus.empty()) {
       minCpus = std::min(minCpus.value_or(std::numeric_limits<size_t>::max()), cpus.size());
     }
   };
-  considerCpuset(beDir);
+  considerCpuset(beCgroup);
   for (const Pod& pod : pods) {
     if (pod.koordQos != KoordQos::kBE) continue;
     be.requestMilli += static_cast<double>(pod.batchCpuRequestMilli());
     if (!isSafePathComponent(pod.uid)) continue;  // reported by collect()
-    std::string podDir = layout_.podDir(pod.kubeQos, pod.uid);
+    // Every BE container's cpuset, its usage read or not (the state collect() made,
+    // or one made here and pruned when its pod goes).
+    PodState& ps = podState(pod);
+    std::vector<Error> reported;  // a bad container id: reported by collect()
     for (const Container& c : pod.containers) {
       if (c.id.empty()) continue;
-      auto dir = layout_.containerDir(podDir, c.runtime, c.id);
-      if (dir) considerCpuset(*dir);
+      if (ContainerState* cs = containerState(ps, c, reported)) considerCpuset(cs->cg);
     }
   }
   std::optional<double> limit;
@@ -266,7 +297,10 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
 void PodCollector::prune() {
   // A cgroup not read this round is gone (or its pod is): its state and open files
   // go with it.
-  std::erase_if(cgroups_, [this](const auto& kv) { return kv.second.round != round_; });
+  std::erase_if(pods_, [this](const auto& kv) { return kv.second.cg.round != round_; });
+  for (auto& [uid, ps] : pods_) {
+    std::erase_if(ps.containers, [this](const ContainerState& c) { return c.cg.round != round_; });
+  }
 }
 
 PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const NodeSample* node) {
@@ -293,8 +327,11 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
     }
     PodUsage pu;
     pu.pod = &pod;
-    std::string podDir = layout_.podDir(pod.kubeQos, pod.uid);
-    if (!readCgroup(podDir, psiRound, pu.usage, out.errors)) continue;  // not (or no longer) there
+    PodState& ps = podState(pod);
+    if (!readCgroup(ps.cg, psiRound, pu.usage, out.errors)) {
+      pods_.erase(pod.uid);  // not (or no longer) there
+      continue;
+    }
     if (pu.usage.cpuCores) {
       podCpu += *pu.usage.cpuCores;
     } else {
@@ -303,16 +340,17 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
     if (pu.usage.memoryBytes) podMemory += static_cast<double>(*pu.usage.memoryBytes);
     for (const Container& c : pod.containers) {
       if (c.id.empty()) continue;  // not created yet
-      auto dir = layout_.containerDir(podDir, c.runtime, c.id);
-      if (!dir) {
-        out.errors.push_back(dir.error());
-        continue;
-      }
+      ContainerState* cs = containerState(ps, c, out.errors);
+      if (cs == nullptr) continue;
       ContainerUsage cu;
       cu.pod = &pod;
       cu.container = &c;
-      cu.id = c.runtime + "://" + c.id;
-      if (readCgroup(*dir, psiRound, cu.usage, out.errors)) pu.containers.push_back(std::move(cu));
+      cu.id = cs->id;
+      if (readCgroup(cs->cg, psiRound, cu.usage, out.errors)) {
+        pu.containers.push_back(std::move(cu));
+      } else {
+        ps.containers.erase(ps.containers.begin() + (cs - ps.containers.data()));
+      }
     }
     out.sample.pods.push_back(std::move(pu));
   }

@@ -93,7 +93,7 @@ class PodCollector {
   const std::string& psiReason() const { return psiReason_; }
   // Cgroups held (one per cgroup read last round, with its rate state and open
   // files): bounded by the pods.
-  size_t stateEntries() const { return cgroups_.size(); }
+  size_t stateEntries() const;
   // Cgroup files held open (about 3 per cgroup read last round, at most maxOpenFiles).
   size_t openFiles() const { return budget_.open(); }
 
@@ -126,16 +126,34 @@ class PodCollector {
     uint64_t round = 0;
   };
 
-  // The cgroup state of `dir`, made on first use; marked as read this round.
-  Cgroup& cgroup(const std::string& dir);
+  // A container of a pod seen last round: its ids and dir made once.
+  struct ContainerState {
+    std::string runtime;  // as the pod lists it
+    std::string rawId;
+    std::string id;  // "<runtime>://<id>"
+    Cgroup cg;
+  };
+  // A pod seen last round, by uid: its dir and its containers' made once (not a
+  // path and an id string per cgroup per round), with their cgroups' state.
+  struct PodState {
+    KubeQos qos{};
+    Cgroup cg;
+    std::vector<ContainerState> containers;  // a handful: found by a scan
+  };
+
+  // The pod's state, made (or remade, when its QoS dir changed) on first use;
+  // marked as read this round.
+  PodState& podState(const Pod& pod);
+  // The container's state in `ps`, made on first use; nullptr when its id makes no
+  // dir (the error is pushed). Marked as read this round.
+  ContainerState* containerState(PodState& ps, const Container& c, std::vector<Error>& errors);
   PinnedFile& file(Cgroup& cg, Slot slot);
   CgroupRead readCpu(Cgroup& cg, CgroupUsage& out, std::vector<Error>& errors,
                      CgroupUsage* throttle);
   std::optional<double> cpuRate(Cgroup& cg, uint64_t usageNs, Clock::Monotonic at);
   void throttleRatio(Cgroup& cg, uint64_t periods, uint64_t throttled, CgroupUsage& out);
-  // Reads one cgroup dir; false when it vanished (ENOENT) so the caller drops it.
-  bool readCgroup(const std::string& dir, bool withPsi, CgroupUsage& out,
-                  std::vector<Error>& errors);
+  // Reads one cgroup; false when it vanished (ENOENT) so the caller drops it.
+  bool readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out, std::vector<Error>& errors);
   template <typename T, typename Parse>
   CgroupRead readParsed(Cgroup& cg, Slot slot, Parse parse, T& out, std::vector<Error>& errors);
   CgroupRead readPicked(Cgroup& cg, Slot slot, std::span<const std::string_view> keys,
@@ -150,7 +168,8 @@ class PodCollector {
   FileBudget budget_;
   std::string buf_;  // the file read last, reused
   uint64_t round_ = 0;
-  std::unordered_map<std::string, Cgroup> cgroups_;
+  std::unordered_map<std::string, PodState> pods_;  // by uid
+  Cgroup be_;                                       // the besteffort QoS dir
   Support psi_ = Support::kUnknown;
   std::string psiReason_;
   std::optional<Clock::Monotonic> lastPsi_;
