@@ -402,17 +402,13 @@ void Agent::cachePods(const PodsSample& s) {
     if (!u.memoryBytes) return std::nullopt;
     return static_cast<double>(*u.memoryBytes);
   };
-  // Owners seen this round, as views into the sample (it outlives this call).
-  std::unordered_set<std::string_view> live;
   for (const PodUsage& pu : s.pods) {
     const std::string& uid = pu.pod->uid;
-    live.insert(uid);
     put(MetricKind::kPodCpuCores, uid, pu.usage.cpuCores);
     put(MetricKind::kPodMemoryBytes, uid, memory(pu.usage));
     put(MetricKind::kPodCpuThrottledRatio, uid, pu.usage.throttledRatio);
     putPsi(MetricKind::kPodPsi, uid, pu.usage.pressure);
     for (const ContainerUsage& cu : pu.containers) {
-      live.insert(cu.id);
       put(MetricKind::kContainerCpuCores, cu.id, cu.usage.cpuCores);
       put(MetricKind::kContainerMemoryBytes, cu.id, memory(cu.usage));
       put(MetricKind::kContainerCpuThrottledRatio, cu.id, cu.usage.throttledRatio);
@@ -424,7 +420,16 @@ void Agent::cachePods(const PodsSample& s) {
   put(MetricKind::kBeCpuUsageMilli, "", s.be.usageMilli);
   put(MetricKind::kBeCpuRequestMilli, "", s.be.requestMilli);
   put(MetricKind::kBeCpuRealLimitMilli, "", s.be.realLimitMilli);
-  // Series of pods and containers that are gone are freed now.
+  // Series of pods and containers that are gone are freed now; while the sampled
+  // owners stay the same there is nothing to look for.
+  if (s.ownersVersion == cachedOwners_) return;
+  cachedOwners_ = s.ownersVersion;
+  // Owners seen this round, as views into the sample (it outlives this call).
+  std::unordered_set<std::string_view> live;
+  for (const PodUsage& pu : s.pods) {
+    live.insert(pu.pod->uid);
+    for (const ContainerUsage& cu : pu.containers) live.insert(cu.id);
+  }
   cache_.retainOwnersIf([&](std::string_view o) { return live.contains(o); });
 }
 

@@ -190,7 +190,8 @@ class Agent {
   std::unique_ptr<nri::NriClient> nri_;
   void trimHeap();
   Clock::Monotonic lastHeapTrim_{};
-  uint64_t podsVersion_ = 0;  // bumped on every new pod list
+  uint64_t podsVersion_ = 0;   // bumped on every new pod list
+  uint64_t cachedOwners_ = 0;  // PodsSample::ownersVersion the cache was last pruned to
   // What the last published HookState was built from; a change republishes.
   struct HookInputs {
     uint64_t podsVersion = 0;

@@ -391,12 +391,7 @@ void setPsi(SweptGauges& gauges, const std::string& key, const prometheus::Label
 
 void Exporter::recordPods(const PodsSample& sample, uint64_t podsVersion) {
   std::string key;
-  std::pair<uint64_t, uintptr_t> specsFrom{podsVersion, 0};
-  for (const PodUsage& pu : sample.pods) {
-    for (const ContainerUsage& cu : pu.containers) {
-      specsFrom.second += reinterpret_cast<uintptr_t>(cu.container);
-    }
-  }
+  const std::pair<uint64_t, uint64_t> specsFrom{podsVersion, sample.ownersVersion};
   // Unchanged specs: their series stand as they are, unswept.
   const bool specs = specsFrom != specsFrom_;
   specsFrom_ = specsFrom;

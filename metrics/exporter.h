@@ -241,8 +241,8 @@ class Exporter {
   SweptGauges containerRequests_;
   SweptGauges containerLimits_;
   // What requests and limits were last set from: the pod list's version and the
-  // containers sampled from it (their addresses, summed: stable within a version).
-  std::pair<uint64_t, uintptr_t> specsFrom_{0, 0};
+  // sampled containers' (PodsSample::ownersVersion).
+  std::pair<uint64_t, uint64_t> specsFrom_{0, 0};
   SweptGauges podPsi_;
   SweptGauges containerPsi_;
   prometheus::Family<prometheus::Gauge>* beCpu_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <utility>
 
 #include "base/log.h"
 #include "base/pinned_files.h"
@@ -41,6 +42,16 @@ PodCollector::PodCollector(Config config, CgroupLayout layout, const Clock& cloc
   be_.dir = layout_.qosDir(KubeQos::kBestEffort);
 }
 
+void PodCollector::sampled(Cgroup& cg) {
+  ownersChanged_ = ownersChanged_ || !cg.sampled;
+  cg.sampled = true;
+}
+
+void PodCollector::dropped(const PodState& ps) {
+  ownersChanged_ = ownersChanged_ || ps.cg.sampled;
+  for (const ContainerState& cs : ps.containers) ownersChanged_ = ownersChanged_ || cs.cg.sampled;
+}
+
 size_t PodCollector::stateEntries() const {
   size_t n = 1 + pods_.size();  // the besteffort dir, the pods
   for (const auto& [uid, ps] : pods_) n += ps.containers.size();
@@ -51,6 +62,7 @@ PodCollector::PodState& PodCollector::podState(const Pod& pod) {
   auto [it, fresh] = pods_.try_emplace(pod.uid);
   PodState& ps = it->second;
   if (fresh || ps.qos != pod.kubeQos) {
+    if (!fresh) dropped(ps);
     ps = PodState{};
     ps.qos = pod.kubeQos;
     ps.cg.dir = layout_.podDir(pod.kubeQos, pod.uid);
@@ -261,14 +273,15 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
   for (const Pod& pod : pods) {
     if (pod.koordQos != KoordQos::kBE) continue;
     be.requestMilli += static_cast<double>(pod.batchCpuRequestMilli());
-    if (!isSafePathComponent(pod.uid)) continue;  // reported by collect()
-    // Every BE container's cpuset, its usage read or not (the state collect() made,
-    // or one made here and pruned when its pod goes).
-    PodState& ps = podState(pod);
+    // A pod read this round (an unsafe uid is reported by collect(); a pod whose
+    // cgroup is gone has no cpuset either), and each of its containers' cpusets,
+    // their usage read or not.
+    auto ps = pods_.find(pod.uid);
+    if (ps == pods_.end()) continue;
     std::vector<Error> reported;  // a bad container id: reported by collect()
     for (const Container& c : pod.containers) {
       if (c.id.empty()) continue;
-      if (ContainerState* cs = containerState(ps, c, reported)) considerCpuset(cs->cg);
+      if (ContainerState* cs = containerState(ps->second, c, reported)) considerCpuset(cs->cg);
     }
   }
   std::optional<double> limit;
@@ -297,9 +310,17 @@ void PodCollector::collectBe(const std::vector<Pod>& pods, Outcome& out) {
 void PodCollector::prune() {
   // A cgroup not read this round is gone (or its pod is): its state and open files
   // go with it.
-  std::erase_if(pods_, [this](const auto& kv) { return kv.second.cg.round != round_; });
+  std::erase_if(pods_, [this](auto& kv) {
+    if (kv.second.cg.round == round_) return false;
+    dropped(kv.second);
+    return true;
+  });
   for (auto& [uid, ps] : pods_) {
-    std::erase_if(ps.containers, [this](const ContainerState& c) { return c.cg.round != round_; });
+    std::erase_if(ps.containers, [this](const ContainerState& c) {
+      if (c.cg.round == round_) return false;
+      ownersChanged_ = ownersChanged_ || c.cg.sampled;
+      return true;
+    });
   }
 }
 
@@ -329,9 +350,11 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
     pu.pod = &pod;
     PodState& ps = podState(pod);
     if (!readCgroup(ps.cg, psiRound, pu.usage, out.errors)) {
+      dropped(ps);
       pods_.erase(pod.uid);  // not (or no longer) there
       continue;
     }
+    sampled(ps.cg);
     if (pu.usage.cpuCores) {
       podCpu += *pu.usage.cpuCores;
     } else {
@@ -347,8 +370,10 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
       cu.container = &c;
       cu.id = cs->id;
       if (readCgroup(cs->cg, psiRound, cu.usage, out.errors)) {
+        sampled(cs->cg);
         pu.containers.push_back(std::move(cu));
       } else {
+        ownersChanged_ = ownersChanged_ || cs->cg.sampled;
         ps.containers.erase(ps.containers.begin() + (cs - ps.containers.data()));
       }
     }
@@ -369,6 +394,8 @@ PodCollector::Outcome PodCollector::collect(const std::vector<Pod>& pods, const 
     }
   }
   prune();
+  if (std::exchange(ownersChanged_, false)) ++ownersVersion_;
+  out.sample.ownersVersion = ownersVersion_;
   return out;
 }
 

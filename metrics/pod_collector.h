@@ -61,6 +61,10 @@ struct BeUsage {
 struct PodsSample {
   Clock::Monotonic at{};
   std::vector<PodUsage> pods;  // pods whose cgroup was found this round
+  // Changes whenever the pods and containers in `pods` are not those of the round
+  // before (by uid and container id): what holds state per owner need not look for
+  // gone ones while it stays the same.
+  uint64_t ownersVersion = 0;
   BeUsage be;
   std::optional<double> systemCpuCores;
   std::optional<double> systemMemoryBytes;
@@ -123,6 +127,7 @@ class PodCollector {
     uint64_t periods = 0;
     uint64_t throttled = 0;
     bool hasThrottle = false;
+    bool sampled = false;  // read whole once: in a sample (PodsSample::ownersVersion)
     uint64_t round = 0;
   };
 
@@ -148,6 +153,10 @@ class PodCollector {
   // dir (the error is pushed). Marked as read this round.
   ContainerState* containerState(PodState& ps, const Container& c, std::vector<Error>& errors);
   PinnedFile& file(Cgroup& cg, Slot slot);
+  // Owners' bookkeeping (PodsSample::ownersVersion): a cgroup in this round's
+  // sample; a pod's state about to go, with its containers.
+  void sampled(Cgroup& cg);
+  void dropped(const PodState& ps);
   CgroupRead readCpu(Cgroup& cg, CgroupUsage& out, std::vector<Error>& errors,
                      CgroupUsage* throttle);
   std::optional<double> cpuRate(Cgroup& cg, uint64_t usageNs, Clock::Monotonic at);
@@ -168,6 +177,8 @@ class PodCollector {
   FileBudget budget_;
   std::string buf_;  // the file read last, reused
   uint64_t round_ = 0;
+  uint64_t ownersVersion_ = 0;
+  bool ownersChanged_ = false;  // this round: a cgroup sampled first, or a sampled one dropped
   std::unordered_map<std::string, PodState> pods_;  // by uid
   Cgroup be_;                                       // the besteffort QoS dir
   Support psi_ = Support::kUnknown;

@@ -308,6 +308,7 @@ TEST_CASE("requests and limits follow the pod list and the containers sampled fr
   }
   auto sample = [&](size_t containers) {
     PodsSample s;
+    s.ownersVersion = containers;  // as the collector: another set, another version
     PodUsage pu;
     pu.pod = &pods[0];
     pu.usage.cpuCores = 0.5;

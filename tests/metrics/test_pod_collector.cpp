@@ -133,6 +133,47 @@ TEST_CASE("a pod whose cgroup vanishes mid-collection is dropped without an erro
   CHECK(quiet.out.str().empty());
 }
 
+TEST_CASE("the owners' version changes only when the pods and containers sampled change",
+          "[pod_collector]") {
+  ManualClock clock;
+  QuietLog quiet(clock);
+  V1Node node;
+  PodCollector collector(configFor(node.tree), node.layout, clock);
+  Pod pod = makePod(KoordQos::kLS, KubeQos::kBurstable, kUid, kCid);
+  std::vector<Pod> pods{pod};
+  auto round = [&] {
+    clock.advance(1s);
+    return collector.collect(pods, nullptr).sample.ownersVersion;
+  };
+  const uint64_t first = round();
+  CHECK(round() == first);  // the same pod and container, read again
+  node.set(1'000'000'000, 1'000'000'000, 10, 1);
+  CHECK(round() == first);  // new values are no new owners
+
+  // A container the pod lists with no cgroup yet: not sampled, no change.
+  Container pending = pod.containers[0];
+  pending.name = "sidecar";
+  pending.id = std::string(64, 'f');
+  pods[0].containers.push_back(pending);
+  CHECK(round() == first);
+  // Its cgroup appears: sampled, a new version; then steady.
+  const std::string sidecarDir = *node.layout.containerDir(node.podDir, "containerd", pending.id);
+  node.tree.write("cpuacct/" + sidecarDir + "/cpuacct.usage", "0\n");
+  node.tree.write("memory/" + sidecarDir + "/memory.stat", memoryStatV1(4096));
+  node.tree.write("cpu/" + sidecarDir + "/cpu.stat", cpuStatV1(0, 0));
+  const uint64_t withSidecar = round();
+  CHECK(withSidecar != first);
+  CHECK(round() == withSidecar);
+  // It goes (the kubelet still lists it): a new version.
+  node.tree.remove("cpuacct/" + sidecarDir);
+  const uint64_t without = round();
+  CHECK(without != withSidecar);
+  CHECK(round() == without);
+  // The pod leaves the list: a new version.
+  pods.clear();
+  CHECK(round() != without);
+}
+
 TEST_CASE("a malformed cgroup file is an error naming the file", "[pod_collector]") {
   ManualClock clock;
   QuietLog quiet(clock);
@@ -160,6 +201,11 @@ TEST_CASE("the BE aggregate sums batch-cpu requests and takes the smallest cpuse
   const std::string beContainer = *node.layout.containerDir(
       node.layout.podDir(KubeQos::kBestEffort, beUid), "containerd", beCid);
   node.tree.write("cpuset/" + beContainer + "/cpuset.cpus", "2-3\n");  // 2 CPUs: the smallest
+  // The BE pod's own usage (its container's is not there: its cpuset counts all the same).
+  const std::string bePod = node.layout.podDir(KubeQos::kBestEffort, beUid);
+  node.tree.write("cpuacct/" + bePod + "/cpuacct.usage", "0\n");
+  node.tree.write("memory/" + bePod + "/memory.stat", memoryStatV1(4096));
+  node.tree.write("cpu/" + bePod + "/cpu.stat", cpuStatV1(0, 0));
   std::vector<Pod> pods{makePod(KoordQos::kLS, KubeQos::kBurstable, kUid, kCid), be};
   PodCollector collector(configFor(node.tree), node.layout, clock);
 
@@ -305,7 +351,10 @@ TEST_CASE("on cgroup v2 the BE cpuset limit counts the CPUs in force, not those 
   // The besteffort dir asks for CPUs 8-9, none in its parent's set: it runs on 0-3.
   tree.write(beDir + "/cpuset.cpus", "8-9\n");
   tree.write(beDir + "/cpuset.cpus.effective", "0-3\n");
-  // The container inherits (asks for nothing) and runs on 0-2.
+  // The BE pod's usage files; the container inherits (asks for nothing) and runs on 0-2.
+  const std::string bePod = layout.podDir(KubeQos::kBestEffort, beUid);
+  tree.write(bePod + "/cpu.stat", "usage_usec 0\nnr_periods 0\nnr_throttled 0\n");
+  tree.write(bePod + "/memory.stat", "inactive_anon 0\nactive_anon 0\nunevictable 0\n");
   tree.write(beContainer + "/cpuset.cpus", "\n");
   tree.write(beContainer + "/cpuset.cpus.effective", "0-2\n");
   Pod be = makePod(KoordQos::kBE, KubeQos::kBestEffort, beUid, beCid);
