@@ -3,12 +3,50 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace koord {
 
+Status readFileInto(const std::string& path, std::string& out, size_t maxBytes) {
+  out.clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return makeError(path + ": " + std::strerror(err), err);
+  }
+  size_t len = 0;
+  for (;;) {
+    // Read into the string itself, in at least 4 KiB steps, up to one past the cap
+    // (so a file of exactly maxBytes is not refused).
+    if (out.size() - len < 4096) out.resize(std::max(out.capacity(), len + 4096));
+    const size_t room = std::min(out.size() - len, maxBytes + 1 - len);
+    const ssize_t n = ::read(fd, out.data() + len, room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      out.clear();
+      return makeError(path + ": read: " + std::strerror(err), err);
+    }
+    if (n == 0) break;
+    len += static_cast<size_t>(n);
+    if (len > maxBytes) {
+      ::close(fd);
+      out.clear();
+      return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
+                       EFBIG);
+    }
+  }
+  ::close(fd);
+  out.resize(len);
+  return Ok{};
+}
+
 Result<std::string> readFile(const std::string& path, size_t maxBytes) {
+  // Through a stack buffer, so the string returned is no larger than the text (the
+  // caller may keep it); readFileInto is for a buffer kept and reused.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;

@@ -20,6 +20,10 @@ namespace koord {
 inline constexpr size_t kDefaultReadCap = 4u << 20;
 
 Result<std::string> readFile(const std::string& path, size_t maxBytes = kDefaultReadCap);
+// The same into `out`, reusing its capacity: a file read again and again (a polled
+// config, the executor's re-reads) costs no allocation once `out` is large enough.
+// On error `out` is left empty.
+Status readFileInto(const std::string& path, std::string& out, size_t maxBytes = kDefaultReadCap);
 
 // Writes `content` to "<path>.tmp", fsyncs it and renames it over `path`, so a
 // reader (or a crash) sees the old file or the new one, never a part. The

@@ -93,24 +93,29 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
   observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
 }
 
-Result<std::string> Executor::currentText(const std::string& path,
-                                          Clock::Monotonic* knownAt) const {
+Result<std::string_view> Executor::currentText(const std::string& path,
+                                               Clock::Monotonic* knownAt) const {
   const Clock::Monotonic now = clock_->now();
   if (knownAt) *knownAt = now;
-  if (config_.verify.count() > 0) {
-    auto it = known_.find(path);
-    if (it != known_.end() && now - it->second.at < config_.verify) {
-      if (knownAt) *knownAt = it->second.at;
-      return it->second.text;
-    }
+  if (config_.verify.count() <= 0) {
+    if (Status st = readFileInto(path, readBuf_, kReadCap); !st) return st.error();
+    return std::string_view(readBuf_);
   }
-  auto text = readFile(path, kReadCap);
-  if (!text) {
-    known_.erase(path);
-    return text.error();
+  auto [it, fresh] = known_.try_emplace(path);
+  if (!fresh && now - it->second.at < config_.verify) {
+    if (knownAt) *knownAt = it->second.at;
+    return std::string_view(it->second.text);
   }
-  if (config_.verify.count() > 0) known_[path] = Known{*text, now};
-  return text;
+  // Read into the one kept buffer, then into the entry (a knob's text fits in the
+  // string itself, so an entry costs no storage of its own; a buffer per entry
+  // would be 4 KiB each).
+  if (Status st = readFileInto(path, readBuf_, kReadCap); !st) {
+    known_.erase(it);
+    return st.error();
+  }
+  it->second.text.assign(readBuf_);
+  it->second.at = now;
+  return std::string_view(it->second.text);
 }
 
 void Executor::know(const std::string& path, const std::string& text) {

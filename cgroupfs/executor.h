@@ -148,8 +148,9 @@ class Executor {
   // The file's text: the known text within `verify`, else read (and known
   // from then on). Errors as readFile's.
   // knownAt, when given: when that text was read (now, if read now).
-  Result<std::string> currentText(const std::string& path,
-                                  Clock::Monotonic* knownAt = nullptr) const;
+  // The view is into known_ (or readBuf_): good until either changes.
+  Result<std::string_view> currentText(const std::string& path,
+                                       Clock::Monotonic* knownAt = nullptr) const;
   void know(const std::string& path, const std::string& text);
   // A write that passed the checks and differs from the file (or is a CPU list due
   // for its forced rewrite), with what the file held when read.
@@ -197,6 +198,7 @@ class Executor {
   std::map<std::string, Cached> cache_;
   // path -> known text; mutable: read() is a const query that may learn a file.
   mutable std::unordered_map<std::string, Known> known_;
+  mutable std::string readBuf_;  // what currentText reads into, kept
   // (dir, knob) -> owner, hashed: every write looks its owner up, and an ordered
   // map compared long paths that share ~100 bytes of prefix a dozen times a lookup.
   // Looked up by (string_view, knob), so a write that finds its owner allocates no

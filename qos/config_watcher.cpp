@@ -49,7 +49,9 @@ Status ConfigWatcher::load() {
 
 bool ConfigWatcher::poll() {
   if (fileName_.empty()) return false;
-  auto text = readFile(fileName_, kMaxSloConfigBytes);
+  // Read into a kept buffer: an unchanged file (every poll but a few) allocates
+  // nothing.
+  Status text = readFileInto(fileName_, readBuf_, kMaxSloConfigBytes);
   if (!text.ok()) {
     // Vanished, unreadable or oversized: keep the last good config; count and log
     // once until the error changes or the file is readable again.
@@ -62,9 +64,9 @@ bool ConfigWatcher::poll() {
                  << ": " << message;
     return false;
   }
-  if (!lastReadFailed_ && haveText_ && *text == lastText_) return false;
+  if (!lastReadFailed_ && haveText_ && readBuf_ == lastText_) return false;
   lastReadFailed_ = false;
-  lastText_ = std::move(*text);
+  lastText_ = readBuf_;
   haveText_ = true;
 
   auto spec = parseNodeSlo(lastText_, fileName_);

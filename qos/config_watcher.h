@@ -60,6 +60,7 @@ class ConfigWatcher {
   const Clock* clock_;
   NodeSloSpec current_;
   std::string lastText_;  // content of the last read (good or bad)
+  std::string readBuf_;   // what poll() reads into, kept
   bool haveText_ = false;
   bool lastReadFailed_ = false;  // the last poll could not read the file (lastError_ says why)
   uint64_t generation_ = 0;

@@ -65,3 +65,28 @@ TEST_CASE("a file that cannot be replaced is an error naming it, the old one kep
   CHECK_FALSE(std::filesystem::exists(tree.path("dir") + ".tmp"));
   CHECK(*readFile(tree.path("state")) == "old\n");
 }
+
+TEST_CASE("a file read into a kept buffer reads whole, reuses the buffer, and refuses the cap",
+          "[read_file]") {
+  test::TempTree tree({{"a", "one\n"}, {"big", std::string(100000, 'x')}, {"exact", "1234"}});
+  std::string buf;
+  REQUIRE(readFileInto(tree.path("big"), buf, 100000).ok());
+  CHECK(buf == std::string(100000, 'x'));
+  const char* storage = buf.data();
+  REQUIRE(readFileInto(tree.path("a"), buf).ok());
+  CHECK(buf == "one\n");
+  CHECK(buf.data() == storage);                          // the same storage: no allocation
+  REQUIRE(readFileInto("/proc/self/status", buf).ok());  // size 0 in stat: read to the end
+  CHECK(buf.find("\nVmRSS:") != std::string::npos);
+  REQUIRE(readFileInto(tree.path("exact"), buf, 4).ok());  // exactly the cap: taken
+  CHECK(buf == "1234");
+
+  Status big = readFileInto(tree.path("big"), buf, 4096);
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.error().sysErrno == EFBIG);
+  CHECK(buf.empty());
+  Status missing = readFileInto(tree.path("nope"), buf);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().sysErrno == ENOENT);
+  CHECK(missing.error().message.find(tree.path("nope")) == 0);
+}
