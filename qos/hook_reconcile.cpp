@@ -88,7 +88,9 @@ StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
   HookContext hooks = hookContext(gates_, ctx.spec, ctx.node);
   hooks.unified = false;  // emit() writes none of them
   HookReconcileResult r = reconcileHooks(ctx.snapshot, hooks);
-  return StrategyOutcome{r.writes, r.errors, std::move(r), {}};
+  StrategyOutcome out{std::move(r.writes), r.errors, {}, {}};  // moved: see MemoryQosStrategy
+  out.result = std::move(r);
+  return out;
 }
 
 }  // namespace koord

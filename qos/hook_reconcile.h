@@ -29,7 +29,7 @@ namespace koord {
 inline constexpr const char* kOwnerRuntimeHooks = "runtime-hooks";
 
 struct HookReconcileResult {
-  std::vector<CgroupWrite> writes;
+  std::vector<CgroupWrite> writes;  // moved to the outcome when run by the manager
   std::vector<std::string> errors;  // one line per problem, naming the pod
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iterator>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -348,7 +349,8 @@ MemoryQosResult MemoryQosPlanner::run(const QosSnapshot& snap, const ResourceQos
                                                          : node.be.memory;
     emitOom(result.writes, dir, qosCfg, false);
   }
-  result.writes.insert(result.writes.end(), podWrites.begin(), podWrites.end());
+  result.writes.insert(result.writes.end(), std::make_move_iterator(podWrites.begin()),
+                       std::make_move_iterator(podWrites.end()));
   return result;
 }
 
@@ -360,7 +362,10 @@ StrategyOutcome MemoryQosStrategy::run(const StrategyContext& ctx) {
   options.support = ctx.node.support;
   options.softLimitFallback = softLimitFallback_;
   MemoryQosResult r = planner_.run(ctx.snapshot, ctx.spec.qos, options);
-  return StrategyOutcome{r.writes, r.errors, std::move(r), {}};
+  // Moved, not copied: at 500 pods on v2 a round plans ~10,000 writes, ~3 MB.
+  StrategyOutcome out{std::move(r.writes), r.errors, {}, {}};
+  out.result = std::move(r);
+  return out;
 }
 
 }  // namespace koord

@@ -117,6 +117,8 @@ inline constexpr const char* kOwnerMemoryQos = "memory-qos";
 inline constexpr const char* kMemoryQosAnnotation = "koordinator.sh/memoryQOS";
 
 struct MemoryQosResult {
+  // Run by the manager, they move to the strategy's outcome (the round's report
+  // says what the executor did with them) and this is left empty.
   std::vector<CgroupWrite> writes;
   // One line per problem, naming the pod ("pod ns/name: annotation
   // koordinator.sh/memoryQOS: ..."); the round still writes what it can.
