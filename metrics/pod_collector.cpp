@@ -196,9 +196,8 @@ void PodCollector::throttleRatio(Cgroup& cg, uint64_t periods, uint64_t throttle
 // closed): it is not kept while the kubelet still lists its pod.
 bool PodCollector::readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out,
                               std::vector<Error>& errors) {
-  auto gone = [] { return false; };
   const bool v1 = layout_.version() == CgroupVersion::kV1;
-  if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return gone();
+  if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return false;
 
   // Memory without page cache.
   {
@@ -208,7 +207,7 @@ bool PodCollector::readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out,
     std::array<std::optional<uint64_t>, 3> v;
     CgroupRead st =
         readPicked(cg, kMemoryStat, v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
-    if (st == CgroupRead::kVanished) return gone();
+    if (st == CgroupRead::kVanished) return false;
     if (st == CgroupRead::kOk) out.memoryBytes = *v[0] + *v[1] + *v[2];
   }
 
@@ -217,7 +216,7 @@ bool PodCollector::readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out,
     static constexpr std::string_view kKeys[] = {"nr_periods", "nr_throttled"};
     std::array<std::optional<uint64_t>, 2> v;
     CgroupRead st = readPicked(cg, kCpuStat, std::span(kKeys), std::span(v), errors);
-    if (st == CgroupRead::kVanished) return gone();
+    if (st == CgroupRead::kVanished) return false;
     if (st == CgroupRead::kOk) throttleRatio(cg, *v[0], *v[1], out);
   }
 
@@ -225,7 +224,7 @@ bool PodCollector::readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out,
     for (int r = 0; r < 3; ++r) {
       Pressure p;
       CgroupRead st = readParsed(cg, static_cast<Slot>(kCpuPressure + r), parsePressure, p, errors);
-      if (st == CgroupRead::kVanished) return gone();
+      if (st == CgroupRead::kVanished) return false;
       if (st == CgroupRead::kOk) out.pressure[r] = std::move(p);
     }
   }
