@@ -1,5 +1,7 @@
 #include "base/pinned_files.h"
 
+#include "base/read_file.h"
+
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/resource.h>
@@ -32,32 +34,6 @@ bool regeneratesOnRead(int fd) {
 
 Error fileError(const std::string& path, const char* what, int err) {
   return makeError(path + ": " + what + std::strerror(err), err);
-}
-
-// Reads fd from offset 0 to the end into buf. A seq_file hands out at most its
-// internal buffer per read (a page, or one record), so a short read is not the
-// end: read on at the offset reached until a read returns nothing; unless
-// `shortIsEnd` (a kernel file made by one show, pinned_files.h), where it is.
-// `positional` uses pread (a held descriptor, regenerated from 0); otherwise read().
-Result<std::string_view> readAll(int fd, bool positional, bool shortIsEnd, const std::string& path,
-                                 std::string& buf, size_t maxBytes) {
-  size_t len = 0;
-  for (;;) {
-    if (buf.size() - len < 4096) buf.resize(std::max<size_t>(buf.size() * 2, 16384));
-    const size_t asked = buf.size() - len;
-    const ssize_t n = positional ? ::pread(fd, buf.data() + len, asked, static_cast<off_t>(len))
-                                 : ::read(fd, buf.data() + len, asked);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fileError(path, "read: ", errno);
-    if (n == 0) break;
-    len += static_cast<size_t>(n);
-    if (len > maxBytes) {
-      return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
-                       EFBIG);
-    }
-    if (shortIsEnd && static_cast<size_t>(n) < asked) break;
-  }
-  return std::string_view(buf.data(), len);
 }
 
 }  // namespace
@@ -101,12 +77,12 @@ Result<std::string_view> PinnedFile::read(std::string& buf, size_t maxBytes) {
         fd_ = fd;
       } else {
         // A regular file, or no budget left: read it the plain way and let it go.
-        auto text = readAll(fd, false, oneShow_ && !regular_, path_, buf, maxBytes);
+        auto text = readDescriptor(fd, false, oneShow_ && !regular_, path_, buf, maxBytes);
         ::close(fd);
         return text;
       }
     }
-    auto text = readAll(fd_, true, oneShow_, path_, buf, maxBytes);
+    auto text = readDescriptor(fd_, true, oneShow_, path_, buf, maxBytes);
     if (text) return text;
     // The descriptor is dead (ENODEV: its cgroup was removed) or failed: close it,
     // and after ENODEV open the path once more.

@@ -9,38 +9,45 @@
 
 namespace koord {
 
-Status readFileInto(const std::string& path, std::string& out, size_t maxBytes) {
-  out.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    return makeError(path + ": " + std::strerror(err), err);
-  }
+Result<std::string_view> readDescriptor(int fd, bool positional, bool shortIsEnd,
+                                        const std::string& path, std::string& buf,
+                                        size_t maxBytes) {
   size_t len = 0;
   for (;;) {
-    // Read into the string itself, in at least 4 KiB steps, up to one past the cap
-    // (so a file of exactly maxBytes is not refused).
-    if (out.size() - len < 4096) out.resize(std::max(out.capacity(), len + 4096));
-    const size_t room = std::min(out.size() - len, maxBytes + 1 - len);
-    const ssize_t n = ::read(fd, out.data() + len, room);
+    if (buf.size() - len < 4096) buf.resize(std::max<size_t>(buf.size() * 2, 16384));
+    const size_t asked = buf.size() - len;
+    const ssize_t n = positional ? ::pread(fd, buf.data() + len, asked, static_cast<off_t>(len))
+                                 : ::read(fd, buf.data() + len, asked);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      ::close(fd);
-      out.clear();
       return makeError(path + ": read: " + std::strerror(err), err);
     }
     if (n == 0) break;
     len += static_cast<size_t>(n);
     if (len > maxBytes) {
-      ::close(fd);
-      out.clear();
       return makeError(path + ": larger than " + std::to_string(maxBytes) + " bytes, not read",
                        EFBIG);
     }
+    if (shortIsEnd && static_cast<size_t>(n) < asked) break;
   }
+  return std::string_view(buf.data(), len);
+}
+
+Status readFileInto(const std::string& path, std::string& out, size_t maxBytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    out.clear();
+    return makeError(path + ": " + std::strerror(err), err);
+  }
+  auto text = readDescriptor(fd, false, false, path, out, maxBytes);
   ::close(fd);
-  out.resize(len);
+  if (!text) {
+    out.clear();
+    return text.error();
+  }
+  out.resize(text->size());
   return Ok{};
 }
 

@@ -20,6 +20,16 @@ namespace koord {
 inline constexpr size_t kDefaultReadCap = 4u << 20;
 
 Result<std::string> readFile(const std::string& path, size_t maxBytes = kDefaultReadCap);
+// Reads an open descriptor from offset 0 to the end into `buf` (grown as needed,
+// never shrunk; the text is its first bytes). A seq_file hands out at most its
+// internal buffer per read (a page, or one record), so a short read is not the
+// end: it reads on at the offset reached until a read returns nothing; unless
+// `shortIsEnd` (a kernel file made by one show, pinned_files.h), where it is.
+// `positional` uses pread (a held descriptor, regenerated from 0); otherwise
+// read(). Errors name `path`; past maxBytes, EFBIG.
+Result<std::string_view> readDescriptor(int fd, bool positional, bool shortIsEnd,
+                                        const std::string& path, std::string& buf, size_t maxBytes);
+
 // The same into `out`, reusing its capacity: a file read again and again (a polled
 // config, the executor's re-reads) costs no allocation once `out` is large enough.
 // On error `out` is left empty.
