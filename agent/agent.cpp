@@ -185,6 +185,7 @@ Status Agent::start() {
   });
   decideEviction();
   startNri();
+  startHookServer();
 
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
@@ -238,6 +239,7 @@ void Agent::stop() {
   if (cluster_) cluster_->stop();
   server_.stop();
   if (nri_) nri_->stop();
+  if (hookServer_) hookServer_->stop();
 }
 
 // Fixed-rate schedule: the next round is due one interval after the previous due
@@ -266,6 +268,7 @@ void Agent::collectOnce() {
   runQos();
   publishHookState();
   recordNri();
+  recordHookServer();
   trimHeap();
 }
 

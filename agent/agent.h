@@ -41,6 +41,7 @@
 #include "qos/qos_manager.h"
 #include "qos/resctrl_manager.h"
 #include "qos/slo_sources.h"
+#include "runtimeproxy/hook_server.h"
 
 namespace koord {
 
@@ -119,6 +120,14 @@ class Agent {
   HookContext hookContext() const;
   void recordNri();
   std::string nriSummary() const;
+  bool hooksServed() const { return opts_.enableNriRuntimeHook || opts_.enableRuntimeHookServer; }
+  // koord-runtime-proxy's hook server (agent_proxy.cpp): gRPC on gRPC's threads,
+  // answering from the same HookState; koordlet.json written once it serves.
+  void startHookServer();
+  void registerHookServer();
+  void recordHookServer();
+  std::string hookServerSummary() const;
+  nlohmann::json hookServerJson() const;
 
   // Node topology (agent_topology.cpp): the NodeResourceTopology content and the
   // CPUSetAllocator hook's share pools.
@@ -184,10 +193,16 @@ class Agent {
   std::map<std::string, std::string> evictionDecisions_;  // feature -> its last decision
 
   // NRI (--enable-nri-runtime-hook)
-  nri::HookStateStore hookState_;
-  std::unique_ptr<nri::HookRecorder> hookRecorder_;
+  HookStateStore hookState_;
+  std::unique_ptr<HookRecorder> hookRecorder_;
   std::unique_ptr<nri::NriHooks> nriHooks_;
   std::unique_ptr<nri::NriClient> nri_;
+  // One decision per container when both paths see it (qos/hook_runtime.h).
+  HookDecisions hookDecisions_;
+  // koord-runtime-proxy's hook server (--enable-runtime-hook-server)
+  std::unique_ptr<runtimeproxy::ProxyHooks> proxyHooks_;
+  std::unique_ptr<runtimeproxy::HookServer> hookServer_;
+  std::string registration_;  // what became of koordlet.json
   void trimHeap();
   Clock::Monotonic lastHeapTrim_{};
   uint64_t podsVersion_ = 0;   // bumped on every new pod list

@@ -47,6 +47,7 @@ HttpResponse Agent::serveMetrics() {
   exporter_.recordHttp({http.connectionsOpen, http.timeouts, http.rejectedTooLarge,
                         http.badRequests, http.requests});
   recordNri();  // the connection changes on its own thread: read it as of this scrape
+  recordHookServer();
   if (cluster_) exporter_.recordKubeApi(cluster_->sample());
   std::vector<std::pair<std::string, size_t>> state = {
       {"failure_log_keys", failures_.activeStreaks()}, {"eviction_ledger", evictionLedger_.size()}};
@@ -93,6 +94,7 @@ HttpResponse Agent::serveConfig() const {
                        {"state", nri_ ? nri::toString(nri_->status().state) : "stopped"},
                        {"failurePolicy", opts_.runtimeHooksPluginFailurePolicy},
                        {"launched", opts_.nriLaunchedFd.has_value()}};
+  strategies["runtimeHookServer"] = hookServerJson();
   strategies["eviction"] = {
       {"running", evictionOff_.empty() && qos_ != nullptr},
       {"summary", evictionSummary()},
@@ -197,6 +199,7 @@ HttpResponse Agent::serveReadyz() const {
   body << "eviction: " << evictionSummary() << "\n";
   // NRI is optional: its state is reported, never a reason for 503.
   body << "nri: " << nriSummary() << "\n";
+  body << "runtime hook server: " << hookServerSummary() << "\n";
   return HttpResponse{ready_ ? 200u : 503u, "text/plain; charset=utf-8", body.str()};
 }
 

@@ -23,7 +23,7 @@ namespace koord {
 namespace {
 
 // The exporter's histogram behind the hooks' timing interface.
-class ExporterHookRecorder final : public nri::HookRecorder {
+class ExporterHookRecorder final : public HookRecorder {
  public:
   explicit ExporterHookRecorder(Exporter& e) : exporter_(&e) {}
   void record(std::string_view hook, std::string_view stage, bool ok, double millis) override {
@@ -37,15 +37,17 @@ class ExporterHookRecorder final : public nri::HookRecorder {
 }  // namespace
 
 void Agent::startNri() {
+  // The hooks' timing, for this path and the runtime proxy's hook server.
+  hookRecorder_ = std::make_unique<ExporterHookRecorder>(exporter_);
   if (!opts_.enableNriRuntimeHook) {
     KLOG_INFO << "NRI plugin disabled (--enable-nri-runtime-hook=false)";
     return;
   }
   publishHookState();
-  hookRecorder_ = std::make_unique<ExporterHookRecorder>(exporter_);
-  nri::FailurePolicy policy = nri::FailurePolicy::kIgnore;
-  if (auto p = nri::parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
-  nriHooks_ = std::make_unique<nri::NriHooks>(hookState_, hookRecorder_.get(), policy);
+  FailurePolicy policy = FailurePolicy::kIgnore;
+  if (auto p = parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
+  nriHooks_ =
+      std::make_unique<nri::NriHooks>(hookState_, hookRecorder_.get(), policy, &hookDecisions_);
 
   nri::NriClientConfig c;
   // Joined to --var-run-root-dir whatever its form, as koordlet does (the host's
@@ -91,7 +93,7 @@ HookContext Agent::hookContext() const {
 }
 
 void Agent::publishHookState() {
-  if (!opts_.enableNriRuntimeHook) return;
+  if (!hooksServed()) return;
   HookInputs in;
   in.podsVersion = podsVersion_;
   in.configGeneration = config_.generation();
@@ -102,7 +104,7 @@ void Agent::publishHookState() {
   if (hookInputs_ && *hookInputs_ == in) return;  // nothing a hook reads changed
   hookInputs_ = in;
   if (qos_) qos_->setResctrlReady(in.resctrlReady);
-  auto state = std::make_shared<nri::HookState>();
+  auto state = std::make_shared<HookState>();
   state->spec = config_.current();
   state->context = hookContext();
   for (const Pod& p : informer_.pods()) state->podsByUid.emplace(p.uid, p);

@@ -11,6 +11,7 @@
 #include "base/quote.h"
 #include "base/text_scan.h"
 #include "kube/pod.h"
+#include "qos/hook_runtime.h"
 
 namespace koord {
 namespace {
@@ -31,6 +32,15 @@ void useHostModePaths(HostPaths& p) {
   p.varRunRoot = "/var/run/";
   p.varLibKubeletRoot = "/var/lib/kubelet/";
   p.runRoot = "/run/";
+}
+
+// hostMode's other defaults: the hook server's socket and the runtime proxy's
+// config dir on the host itself (koordlet keeps the pod's /host-var-run-koordlet
+// socket path in host mode; ours follows the host like the config dir).
+void useHostModeDefaults(Options& o) {
+  useHostModePaths(o.paths);
+  o.runtimeHooksAddr = "/var/run/koordlet/koordlet.sock";
+  o.runtimeHooksConfigPath = "/etc/runtime/hookserver.d";
 }
 
 // A duration flag that must be > 0.
@@ -160,7 +170,7 @@ constexpr const char* kNotYetUsed[] = {
 // Registers every flag koordlet has (reference §1.1-§1.5), controller-runtime's
 // --kubeconfig, klog's flags and our own, bound into `o`. Defaults come from the
 // values already in `o` (host paths already switched for hostMode).
-void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
+void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in o*/) {
   using T = FlagType;
 
   // §1.1 server and API client.
@@ -353,18 +363,41 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
             "every write; koordlet trusts its last write until the forced update).");
 
   // §1.5 runtime hooks.
-  fs.notImplemented("runtime-hooks-network", T::kString, "unix",
-                    "Network of the runtime hook gRPC server.");
-  fs.notImplemented("runtime-hooks-addr", T::kString, "/host-var-run-koordlet/koordlet.sock",
-                    "Listen address of the runtime hook gRPC server.");
-  fs.notImplemented("runtime-hooks-host-endpoint", T::kString, "/var/run/koordlet/koordlet.sock",
-                    "Host path of the hook socket, written into the runtime proxy's config.");
-  fs.notImplemented("runtime-hooks-failure-policy", T::kString, "Ignore",
-                    "Failure policy written into the hook config: Fail or Ignore.");
+  fs.boolVar(&o.enableRuntimeHookServer, "enable-runtime-hook-server",
+             "Serve koord-runtime-proxy's RuntimeHookService (gRPC) and register it in "
+             "--runtime-hooks-config-path (koordlet always does; ours: false turns it off).");
+  fs.funcVar("runtime-hooks-network", "string", o.runtimeHooksNetwork,
+             "Network of the runtime hook gRPC server: unix, tcp, tcp4 or tcp6.",
+             [&o](std::string_view v) -> Status {
+               if (v != "unix" && v != "tcp" && v != "tcp4" && v != "tcp6") {
+                 return makeError("want unix, tcp, tcp4 or tcp6, got \"" + std::string(v) + "\"");
+               }
+               o.runtimeHooksNetwork = std::string(v);
+               return Ok{};
+             });
+  fs.stringVar(&o.runtimeHooksAddr, "runtime-hooks-addr",
+               "Listen address of the runtime hook gRPC server: a socket path (a stale socket "
+               "there is replaced), or host:port for tcp. With agent_mode=hostMode the default "
+               "is /var/run/koordlet/koordlet.sock (koordlet keeps the pod's path).");
+  fs.stringVar(&o.runtimeHooksHostEndpoint, "runtime-hooks-host-endpoint",
+               "The hook server's socket as the host sees it, written into the runtime proxy's "
+               "config as remote-endpoint.");
+  fs.funcVar("runtime-hooks-failure-policy", "string", o.runtimeHooksFailurePolicy,
+             "Failure policy written into the runtime proxy's config: with Fail the proxy fails "
+             "the CRI call when a hook call fails (or the agent is down); with Ignore it goes on "
+             "with the kubelet's request unchanged.",
+             [&o](std::string_view v) -> Status {
+               if (v != "Ignore" && v != "Fail") {
+                 return makeError("want Ignore or Fail, got \"" + std::string(v) + "\"");
+               }
+               o.runtimeHooksFailurePolicy = std::string(v);
+               return Ok{};
+             });
   fs.funcVar("runtime-hooks-plugin-failure-policy", "string", "Ignore",
              "Ignore: a hook error is logged and the container is created without that "
              "hook's settings. Fail: the error fails the NRI CreateContainer / "
-             "UpdateContainer call, and with it the container operation.",
+             "UpdateContainer call or the runtime proxy's hook call (FailedPrecondition), and "
+             "with --runtime-hooks-failure-policy=Fail the container operation.",
              [&o](std::string_view v) -> Status {
                if (v != "Ignore" && v != "Fail") {
                  return makeError("want Ignore or Fail, got \"" + std::string(v) + "\"");
@@ -372,12 +405,34 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
                o.runtimeHooksPluginFailurePolicy = std::string(v);
                return Ok{};
              });
-  fs.notImplemented("runtime-hooks-config-path", T::kString,
-                    hostMode ? "/etc/runtime/hookserver.d" : "/host-etc-hookserver/",
-                    "Directory of the runtime hook config files. With agent_mode=hostMode the "
-                    "default is /etc/runtime/hookserver.d.");
-  fs.notImplemented("runtime-hooks-disable-stages", T::kStringSlice, "[]",
-                    "Comma-separated hook stages to disable.");
+  fs.stringVar(&o.runtimeHooksConfigPath, "runtime-hooks-config-path",
+               "Directory the runtime proxy reads hook server configs from (the host's "
+               "/etc/runtime/hookserver.d): koordlet.json is written there at start (not with "
+               "--dry-run) and left on exit, as koordlet. With agent_mode=hostMode the default "
+               "is /etc/runtime/hookserver.d.");
+  fs.funcVar("runtime-hooks-disable-stages", "strings", "[]",
+             "Comma-separated hook stages left out of the runtime proxy's config (e.g. "
+             "PreUpdateContainerResources).",
+             [&o](std::string_view v) -> Status {
+               std::vector<std::string> stages;
+               std::string_view rest = v;
+               while (!rest.empty()) {
+                 const size_t comma = rest.find(',');
+                 std::string_view item = rest.substr(0, comma);
+                 rest =
+                     comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+                 if (item.empty()) continue;
+                 if (!parseHookStage(item)) {
+                   return makeError("unknown hook stage \"" + std::string(item) +
+                                    "\" (PreRunPodSandbox, PostStopPodSandbox, PreCreateContainer, "
+                                    "PreStartContainer, PostStartContainer, PostStopContainer, "
+                                    "PreUpdateContainerResources, PreRemoveRunPodSandbox)");
+                 }
+                 stages.emplace_back(item);
+               }
+               o.runtimeHooksDisableStages = std::move(stages);
+               return Ok{};
+             });
   fs.boolVar(&o.enableNriRuntimeHook, "enable-nri-runtime-hook",
              "Serve runtime hooks as an NRI plugin.");
   fs.stringVar(&o.runtimeHooksNriSocketPath, "runtime-hooks-nri-socket-path",
@@ -540,7 +595,7 @@ void registerFlags(FlagSet& fs, Options& o, bool hostMode) {
 Result<Options> parseOptions(const std::vector<std::string>& args, const Environment& env) {
   Options opts;
   const bool hostMode = env.agentMode && *env.agentMode == "hostMode";
-  if (hostMode) useHostModePaths(opts.paths);
+  if (hostMode) useHostModeDefaults(opts);
   {
     FlagSet fs;
     registerFlags(fs, opts, hostMode);
@@ -652,7 +707,7 @@ std::vector<FlagDoc> flagDocs() {
   FlagSet fs;
   registerFlags(fs, daemonSet, /*hostMode=*/false);
   Options host;
-  useHostModePaths(host.paths);
+  useHostModeDefaults(host);
   FlagSet hostFs;
   registerFlags(hostFs, host, /*hostMode=*/true);
   const std::vector<FlagInfo> hostFlags = hostFs.list();

@@ -106,6 +106,14 @@ struct Options {
   std::chrono::nanoseconds runtimeHooksNriBackoffCap = std::chrono::seconds(30);
   std::chrono::nanoseconds runtimeHooksReconcileInterval = std::chrono::seconds(10);
   std::string runtimeHooksPluginFailurePolicy = "Ignore";  // Ignore | Fail
+  // koord-runtime-proxy's hook server (runtimeproxy/).
+  bool enableRuntimeHookServer = true;
+  std::string runtimeHooksNetwork = "unix";
+  std::string runtimeHooksAddr = "/host-var-run-koordlet/koordlet.sock";
+  std::string runtimeHooksHostEndpoint = "/var/run/koordlet/koordlet.sock";
+  std::string runtimeHooksFailurePolicy = "Ignore";  // written into koordlet.json
+  std::string runtimeHooksConfigPath = "/host-etc-hookserver/";
+  std::vector<std::string> runtimeHooksDisableStages;
   bool disableUnsetCpuQuota = false;
   // Launched by the runtime (NRI_PLUGIN_SOCKET): the socket's fd. The plugin name and
   // index then come from NRI_PLUGIN_NAME / NRI_PLUGIN_IDX.

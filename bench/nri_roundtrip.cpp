@@ -73,7 +73,7 @@ class TimedHandler final : public kn::NriHandler {
   std::vector<double> handler_;
 };
 
-class NullRecorder final : public kn::HookRecorder {
+class NullRecorder final : public koord::HookRecorder {
  public:
   void record(std::string_view, std::string_view, bool, double) override {}
 };
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   const size_t podCount = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 500;
 
   // The kubelet's view and the runtime's view of the same pods.
-  auto state = std::make_shared<kn::HookState>();
+  auto state = std::make_shared<koord::HookState>();
   std::vector<BenchPod> pods;
   pods.reserve(podCount);
   for (size_t i = 0; i < podCount; ++i) {
@@ -170,11 +170,11 @@ int main(int argc, char** argv) {
   state->context.nodeAllocatableMemory = int64_t{64} << 30;
   state->context.resctrl = true;
   state->context.memoryQos = true;
-  kn::HookStateStore store;
+  koord::HookStateStore store;
   store.publish(state);
 
   NullRecorder recorder;
-  kn::NriHooks hooks(store, &recorder, kn::FailurePolicy::kIgnore);
+  kn::NriHooks hooks(store, &recorder, koord::FailurePolicy::kIgnore);
   TimedHandler timed(hooks);
 
   const std::string dir = "/tmp/koordlet-nri-bench-" + std::to_string(::getpid());

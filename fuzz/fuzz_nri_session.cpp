@@ -27,10 +27,10 @@ resourceQOSStrategy:
     resctrlQOS: {enable: true}
 )";
 
-kn::HookStateStore& store() {
-  static kn::HookStateStore* s = [] {
-    auto* st = new kn::HookStateStore;
-    auto state = std::make_shared<kn::HookState>();
+koord::HookStateStore& store() {
+  static koord::HookStateStore* s = [] {
+    auto* st = new koord::HookStateStore;
+    auto state = std::make_shared<koord::HookState>();
     auto spec = koord::parseNodeSlo(kSpec, "fuzz.yaml");
     if (!spec.ok()) __builtin_trap();  // the spec above is valid
     state->spec = *spec;
@@ -63,7 +63,7 @@ void checkOutput(const std::string& out) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   koord::fuzz::quietLogs();
   const std::string_view in = koord::fuzz::text(data, size);
-  kn::NriHooks hooks(store(), nullptr, kn::FailurePolicy::kIgnore);
+  kn::NriHooks hooks(store(), nullptr, koord::FailurePolicy::kIgnore);
   kn::PluginSession session(kn::SessionConfig{}, hooks);
   (void)session.start();
   // Reads of up to 4 KiB, as a socket returns them, cut where the input's bytes say.

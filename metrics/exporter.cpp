@@ -110,6 +110,18 @@ Exporter::Exporter(std::string nodeName, std::string version)
   runtimeHook_ = &histogramFamily(
       "koordlet_runtime_hook_invoked_duration_milliseconds",
       "Time of one runtime hook run inside an NRI call, by hook, stage and outcome");
+  hookServerEnabled_ = &gaugeFamily("koordlet_runtime_hook_server_enabled",
+                                    "1 when koord-runtime-proxy's hook server is turned on "
+                                    "(--enable-runtime-hook-server)")
+                            .Add({{"node", node_}});
+  hookServerServing_ = &gaugeFamily("koordlet_runtime_hook_server_serving",
+                                    "1 while the runtime proxy's hook server listens")
+                            .Add({{"node", node_}});
+  hookServerRequests_ = &counterFamily(
+      "koordlet_runtime_hook_server_requests_total",
+      "Calls the runtime proxy's hook server answered, by method and gRPC code (OK, "
+      "InvalidArgument: a malformed request; FailedPrecondition: a hook failed under the Fail "
+      "plugin policy; ResourceExhausted: too many calls in flight)");
   nriEnabled_ = &gaugeFamily("koordlet_nri_enabled",
                              "1 when the NRI plugin is turned on (--enable-nri-runtime-hook)")
                      .Add({{"node", node_}});
@@ -652,6 +664,18 @@ void Exporter::recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize, u
   mirror(*nriWriteQueueCloses_, nriWriteQueueClosesLast_, static_cast<double>(writeQueue));
   mirror(*nriSyncCloses_, nriSyncClosesLast_, static_cast<double>(synchronize));
   mirror(*nriProtocolCloses_, nriProtocolClosesLast_, static_cast<double>(protocol));
+}
+
+void Exporter::recordHookServer(bool enabled, bool serving,
+                                const std::vector<HookServerCount>& counts) {
+  hookServerEnabled_->Set(enabled ? 1 : 0);
+  hookServerServing_->Set(serving ? 1 : 0);
+  for (const HookServerCount& c : counts) {
+    if (c.calls == 0) continue;
+    double& last = hookServerLast_[c.method + " " + c.code];
+    mirror(hookServerRequests_->Add({{"node", node_}, {"method", c.method}, {"code", c.code}}),
+           last, static_cast<double>(c.calls));
+  }
 }
 
 }  // namespace koord

@@ -152,6 +152,16 @@ class Exporter {
   // plugin's pod, container or byte limit, refused with code 8).
   // {limit="protocol"} (a frame or message over its limit, or malformed).
   void recordNriLimitCloses(uint64_t writeQueue, uint64_t synchronize, uint64_t protocol);
+  // koord-runtime-proxy's hook server: koordlet_runtime_hook_server_enabled,
+  // koordlet_runtime_hook_server_serving and the calls it answered,
+  // koordlet_runtime_hook_server_requests_total{method,code} (cumulative counts,
+  // mirrored; a count only appears once it is non-zero).
+  struct HookServerCount {
+    std::string method;
+    std::string code;
+    uint64_t calls = 0;
+  };
+  void recordHookServer(bool enabled, bool serving, const std::vector<HookServerCount>& counts);
 
   // The --config file: generation of the config in force, rejected reloads, and
   // whether the last read of the file was accepted.
@@ -261,6 +271,10 @@ class Exporter {
   prometheus::Counter* nriSyncCloses_;
   prometheus::Counter* nriProtocolCloses_;
   double nriWriteQueueClosesLast_ = 0, nriSyncClosesLast_ = 0, nriProtocolClosesLast_ = 0;
+  prometheus::Gauge* hookServerEnabled_;
+  prometheus::Gauge* hookServerServing_;
+  prometheus::Family<prometheus::Counter>* hookServerRequests_;
+  std::map<std::string, double> hookServerLast_;  // method + " " + code -> count mirrored
   std::map<std::string, prometheus::Histogram*, std::less<>> resourceUpdateByStatus_;
   prometheus::Family<prometheus::Gauge>* beSuppress_;
   prometheus::Family<prometheus::Gauge>* beSuppressLsFamily_;

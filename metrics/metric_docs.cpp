@@ -220,6 +220,7 @@ void driveExporter(Exporter& e) {
   e.recordRuntimeHook("CPUSetAllocator", "PreCreateContainer", true, 0.1);
   e.recordNri(true, "connected", 1, 1, 0);
   e.recordNriLimitCloses(0, 0, 0);
+  e.recordHookServer(true, true, {{"PreCreateContainerHook", "OK", 1}});
   e.recordConfig(1, 0, true);
 
   KubeApiSample api;

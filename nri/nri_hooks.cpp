@@ -1,142 +1,52 @@
 #include "nri/nri_hooks.h"
 
-#include <bit>
-#include <chrono>
-#include <climits>
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "base/checked_int.h"
-#include "base/log.h"
-
 namespace koord::nri {
 namespace {
-
-constexpr const char* kQosLabel = "koordinator.sh/qosClass";
-
-KoordQos koordQosOf(const std::map<std::string, std::string>& labels) {
-  auto it = labels.find(kQosLabel);
-  if (it == labels.end()) return KoordQos::kNone;
-  return koordQosFromLabel(it->second);
-}
 
 std::map<std::string, std::string> toMap(const google::protobuf::Map<std::string, std::string>& m) {
   return {m.begin(), m.end()};
 }
 
-// What the runtime tells of a container's resources, as requests and limits. A
-// value whose conversion cannot be right (it overflows int64 in milli-cores, or a
-// period past int64) is left unset and named in `refused`: the hooks then see no
-// such request or limit, and nothing is derived from it.
-HookContainer containerFromNri(const api::Container& c, std::vector<std::string>& refused) {
-  HookContainer out;
-  out.name = c.name();
-  out.id = c.id();
+// The container's linux.resources as the runtime describes them.
+RuntimeResources resourcesFromNri(const api::Container& c) {
+  RuntimeResources out;
   if (!c.has_linux() || !c.linux().has_resources()) return out;
   const api::LinuxResources& r = c.linux().resources();
-  const std::string where = "container " + c.name() + ": linux.resources.";
   if (r.has_cpu()) {
     const api::LinuxCPU& cpu = r.cpu();
-    if (cpu.has_shares()) {
-      const uint64_t shares = cpu.shares().value();
-      auto milli = shares <= static_cast<uint64_t>(INT64_MAX)
-                       ? checkedMul(static_cast<int64_t>(shares), 1000)
-                       : std::nullopt;
-      if (milli) {
-        out.requests.cpuMilli = *milli / 1024;
-      } else {
-        refused.push_back(where + "cpu.shares " + std::to_string(shares) +
-                          " overflows milli-cores (cpu request not read)");
-      }
-    }
-    if (cpu.has_quota() && cpu.has_period() && cpu.quota().value() > 0 &&
-        cpu.period().value() > 0) {
-      const int64_t quota = cpu.quota().value();
-      const uint64_t period = cpu.period().value();
-      auto scaled = checkedMul(quota, 1000);
-      if (scaled && period <= static_cast<uint64_t>(INT64_MAX)) {
-        out.limits.cpuMilli = *scaled / static_cast<int64_t>(period);
-      } else {
-        refused.push_back(where + "cpu.quota " + std::to_string(quota) + " / cpu.period " +
-                          std::to_string(period) + " overflows milli-cores (cpu limit not read)");
-      }
-    }
+    if (cpu.has_shares()) out.cpuShares = cpu.shares().value();
+    if (cpu.has_quota()) out.cpuQuota = cpu.quota().value();
+    if (cpu.has_period()) out.cpuPeriod = cpu.period().value();
   }
-  if (r.has_memory() && r.memory().has_limit() && r.memory().limit().value() > 0) {
-    out.limits.memoryBytes = r.memory().limit().value();
-  }
+  if (r.has_memory() && r.memory().has_limit()) out.memoryLimit = r.memory().limit().value();
   return out;
 }
 
-double millisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
+constexpr RuntimeFieldNames kNriFields{"linux.resources.cpu.shares", "linux.resources.cpu.quota",
+                                       "cpu.period"};
 
 }  // namespace
 
-void HookStateStore::publish(std::shared_ptr<HookState> state) {
-  if (state) state->context.spec = &state->spec;
-  std::shared_ptr<const HookState> frozen = std::move(state);
-  std::lock_guard lock(mu_);
-  state_.swap(frozen);
-  // The old state is released outside the lock (when `frozen` goes out of scope
-  // after the guard): a reader never waits for a pod map to be freed.
-}
-
-std::shared_ptr<const HookState> HookStateStore::current() const {
-  std::lock_guard lock(mu_);
-  return state_;
-}
-
-Result<FailurePolicy> parseFailurePolicy(std::string_view text) {
-  if (text == "Ignore") return FailurePolicy::kIgnore;
-  if (text == "Fail") return FailurePolicy::kFail;
-  return makeError("failure policy \"" + std::string(text) + "\": expected Ignore or Fail");
-}
-
-KubeQos kubeQosFromCgroupParent(std::string_view parent) {
-  if (parent.find("besteffort") != std::string_view::npos) return KubeQos::kBestEffort;
-  if (parent.find("burstable") != std::string_view::npos) return KubeQos::kBurstable;
-  return KubeQos::kGuaranteed;
-}
-
 Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container* container,
                                const Pod* known, std::vector<std::string>* refused) {
-  HookPod out;
-  if (known != nullptr) {
-    auto fromKubelet = hookPodFromKubelet(*known);
-    if (!fromKubelet) return fromKubelet.error();
-    out = std::move(*fromKubelet);
-  } else {
-    out.uid = pod.uid();
-    out.ns = pod.namespace_();
-    out.name = pod.name();
-    out.labels = toMap(pod.labels());
-    out.annotations = toMap(pod.annotations());
-    out.rawQos = koordQosOf(out.labels);
-    out.kubeQos = kubeQosFromCgroupParent(pod.has_linux() ? pod.linux().cgroup_parent() : "");
+  RuntimePod rp;
+  rp.uid = pod.uid();
+  rp.ns = pod.namespace_();
+  rp.name = pod.name();
+  rp.labels = toMap(pod.labels());
+  rp.annotations = toMap(pod.annotations());
+  rp.cgroupParent = pod.has_linux() ? pod.linux().cgroup_parent() : "";
+  if (container == nullptr) return hookPodFromRuntime(rp, nullptr, known);
+  std::vector<std::string> bad;
+  HookContainer c = containerFromRuntime(container->name(), container->id(),
+                                         resourcesFromNri(*container), kNriFields, bad);
+  if (refused != nullptr) {
+    for (std::string& b : bad) refused->push_back("pod " + rp.ns + "/" + rp.name + ": " + b);
   }
-  if (container != nullptr) {
-    bool found = false;
-    for (HookContainer& c : out.containers) {
-      if (c.name == container->name()) {
-        c.id = container->id();  // the kubelet may not have seen the id yet
-        found = true;
-      }
-    }
-    if (!found) {
-      std::vector<std::string> bad;
-      out.containers.push_back(containerFromNri(*container, bad));
-      for (std::string& b : bad) {
-        if (refused != nullptr) refused->push_back("pod " + out.ns + "/" + out.name + ": " + b);
-      }
-    }
-  }
-  mergeExtendedResourceSpec(out);  // fills only what is missing: idempotent
-  return out;
+  return hookPodFromRuntime(rp, &c, known);
 }
 
 api::LinuxResources toLinuxResources(const HookIntent& intent) {
@@ -152,51 +62,31 @@ api::LinuxResources toLinuxResources(const HookIntent& intent) {
   return r;
 }
 
-NriHooks::NriHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy)
-    : store_(&store), recorder_(recorder), policy_(policy) {}
-
-void NriHooks::logError(const std::string& message) {
-  const uint64_t n = hookErrors_.fetch_add(1, std::memory_order_relaxed) + 1;
-  // Rate-limited without a clock: the 1st, 2nd, 4th, 8th, ... error is logged.
-  if (std::has_single_bit(n)) {
-    KLOG_WARNING << "runtime hook failed (" << n << " so far): " << message;
-  }
-}
+NriHooks::NriHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy,
+                   HookDecisions* decisions)
+    : store_(&store), runner_(recorder, policy, decisions) {}
 
 Result<HookIntent> NriHooks::run(const HookState& state, const api::PodSandbox& nriPod,
-                                 const api::Container* nriContainer,
-                                 std::span<const HookName> hooks, const char* stage,
+                                 const api::Container* nriContainer, HookStage stage,
                                  bool failFast) {
-  HookIntent intent;
   auto known = state.podsByUid.find(nriPod.uid());
   std::vector<std::string> refused;
   auto pod = hookPodFromNri(nriPod, nriContainer,
                             known == state.podsByUid.end() ? nullptr : &known->second, &refused);
   // The runtime's own values, refused: counted and logged, never a failed call
   // (the hooks go on without them, whatever the failure policy).
-  for (const std::string& r : refused) logError(r);
+  for (const std::string& r : refused) runner_.logError(r);
   if (!pod) {
-    logError(pod.error().message);
-    if (failFast && policy_ == FailurePolicy::kFail) return pod.error();
-    return intent;
+    runner_.logError(pod.error().message);
+    if (failFast && runner_.policy() == FailurePolicy::kFail) return pod.error();
+    return HookIntent{};
   }
-  if (skipHooks(*pod)) return intent;
   const HookContainer* container = nullptr;
   if (nriContainer != nullptr) {
     container = pod->container(nriContainer->name());
-    if (container == nullptr) return intent;  // cannot happen: hookPodFromNri adds it
+    if (container == nullptr) return HookIntent{};  // cannot happen: hookPodFromNri adds it
   }
-  HookContext ctx = state.context;
-  ctx.spec = &state.spec;
-  for (HookName hook : hooks) {
-    const auto start = std::chrono::steady_clock::now();
-    Status s = runHook(hook, *pod, container, ctx, intent);
-    if (recorder_ != nullptr) recorder_->record(toString(hook), stage, s.ok(), millisSince(start));
-    if (s) continue;
-    logError(s.error().message);
-    if (failFast && policy_ == FailurePolicy::kFail) return s.error();
-  }
-  return intent;
+  return runner_.run(state, *pod, container, stage, failFast);
 }
 
 Result<int32_t> NriHooks::configure(const api::ConfigureRequest& /*req*/) {
@@ -213,7 +103,7 @@ Result<api::CreateContainerResponse> NriHooks::createContainer(
   api::CreateContainerResponse resp;
   auto state = store_->current();
   if (!state) return resp;  // nothing published yet: the reconciler catches up
-  auto intent = run(*state, req.pod(), &req.container(), kAllHooks, "PreCreateContainer", true);
+  auto intent = run(*state, req.pod(), &req.container(), HookStage::kPreCreateContainer, true);
   if (!intent) return intent.error();
   if (!intent->empty()) {
     *resp.mutable_adjust()->mutable_linux()->mutable_resources() = toLinuxResources(*intent);
@@ -231,8 +121,7 @@ Result<api::UpdateContainerResponse> NriHooks::updateContainer(
   if (req.has_linux_resources()) {
     *container.mutable_linux()->mutable_resources() = req.linux_resources();
   }
-  auto intent =
-      run(*state, req.pod(), &container, kUpdateHooks, "PreUpdateContainerResources", true);
+  auto intent = run(*state, req.pod(), &container, HookStage::kPreUpdateContainerResources, true);
   if (!intent) return intent.error();
   if (!intent->empty()) {
     api::ContainerUpdate* update = resp.add_update();
@@ -253,10 +142,9 @@ Status NriHooks::stateChange(const api::StateChangeEvent& event) {
   // Pod-level values are computed (timed, errors logged) but written by the
   // reconciler: this handler never touches a file. Errors never fail these events.
   if (event.event() == api::RUN_POD_SANDBOX) {
-    (void)run(*state, event.pod(), nullptr, kAllHooks, "PreRunPodSandbox", false);
+    (void)run(*state, event.pod(), nullptr, HookStage::kPreRunPodSandbox, false);
   } else if (event.event() == api::REMOVE_POD_SANDBOX) {
-    static constexpr HookName kRemove[] = {HookName::kResctrl};
-    (void)run(*state, event.pod(), nullptr, kRemove, "PreRemoveRunPodSandbox", false);
+    (void)run(*state, event.pod(), nullptr, HookStage::kPreRemoveRunPodSandbox, false);
   }
   return Ok{};
 }

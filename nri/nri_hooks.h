@@ -27,43 +27,14 @@
 #include <vector>
 
 #include "nri/plugin_session.h"
-#include "qos/runtime_hooks.h"
+#include "qos/hook_runtime.h"
 
 namespace koord::nri {
-
-// Everything a hook reads, as one immutable value.
-struct HookState {
-  NodeSloSpec spec;
-  HookContext context;  // context.spec is re-pointed at `spec` by the store
-  std::unordered_map<std::string, Pod> podsByUid;
-};
-
-// The agent loop publishes, NRI calls read: a shared_ptr swap under a mutex held
-// for a pointer copy only.
-class HookStateStore {
- public:
-  void publish(std::shared_ptr<HookState> state);
-  std::shared_ptr<const HookState> current() const;
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const HookState> state_;
-};
-
-// Timing sink (the exporter implements it; thread-safe).
-class HookRecorder {
- public:
-  virtual ~HookRecorder() = default;
-  virtual void record(std::string_view hook, std::string_view stage, bool ok, double millis) = 0;
-};
-
-enum class FailurePolicy { kIgnore, kFail };
-Result<FailurePolicy> parseFailurePolicy(std::string_view text);  // "Ignore" | "Fail"
 
 inline constexpr int32_t kKoordletEvents =
     0x8D;  // RunPodSandbox|RemovePodSandbox|CreateContainer|UpdateContainer
 
-// NRI pod + container -> the hook's view. QoS: the label, kube QoS from the
+// NRI pod + container -> the hook's view (qos/hook_runtime.h). QoS: the label, kube QoS from the
 // cgroup parent ("besteffort", "burstable", else guaranteed); container resources
 // from linux.resources (shares -> cpu request, quota/period -> cpu limit, memory
 // limit); batch resources from the extended-resource-spec annotation. When the
@@ -77,14 +48,12 @@ Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container*
 // Intent -> NRI resources (only the set fields; unified only when non-empty).
 api::LinuxResources toLinuxResources(const HookIntent& intent);
 
-// The kube QoS a cgroup parent names: "besteffort" / "burstable" in it (cgroupfs
-// "/kubepods/besteffort/pod<uid>", systemd "kubepods-besteffort-pod<uid_>.slice"),
-// else Guaranteed (koordlet's bvt-hook rule).
-KubeQos kubeQosFromCgroupParent(std::string_view parent);
-
 class NriHooks final : public NriHandler {
  public:
-  NriHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy);
+  // `decisions`, when given, is shared with the runtime proxy's hook server: a
+  // container both paths see gets one decision (qos/hook_runtime.h).
+  NriHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy,
+           HookDecisions* decisions = nullptr);
 
   Result<int32_t> configure(const api::ConfigureRequest& req) override;
   Result<api::SynchronizeResponse> synchronize(const api::SynchronizeRequest& req) override;
@@ -96,21 +65,16 @@ class NriHooks final : public NriHandler {
   Status stateChange(const api::StateChangeEvent& event) override;
 
   // Hook errors so far (each logged while the count is a power of two).
-  uint64_t hookErrors() const { return hookErrors_.load(std::memory_order_relaxed); }
+  uint64_t hookErrors() const { return runner_.hookErrors(); }
 
  private:
-  // Runs `hooks` for the pod (container null) or a container, timing each into the
-  // recorder under `stage`. Ignore: failing hooks are logged and add nothing; Fail
-  // (and failFast): the first error is returned.
+  // The stage's hooks for the pod (container null) or a container, through the
+  // shared runner. Runtime values that cannot be right are logged and left out.
   Result<HookIntent> run(const HookState& state, const api::PodSandbox& nriPod,
-                         const api::Container* nriContainer, std::span<const HookName> hooks,
-                         const char* stage, bool failFast);
-  void logError(const std::string& message);
+                         const api::Container* nriContainer, HookStage stage, bool failFast);
 
   const HookStateStore* store_;
-  HookRecorder* recorder_;
-  FailurePolicy policy_;
-  std::atomic<uint64_t> hookErrors_{0};
+  HookRunner runner_;
 };
 
 }  // namespace koord::nri

@@ -46,7 +46,10 @@ start_agent() {
   # The log exists before the agent starts: the background job opens it, and a read
   # below could otherwise come first (sed exits 2 on a missing file, set -e stops).
   : >"$log"
-  agent_mode=hostMode NODE_NAME=e2e-node "$bin" --addr=127.0.0.1:0 --dry-run "$@" >"$log" 2>&1 &
+  # The runtime proxy hook server binds its socket even in a dry run: here, not in /var/run.
+  agent_mode=hostMode NODE_NAME=e2e-node "$bin" --addr=127.0.0.1:0 --dry-run \
+    --runtime-hooks-addr="$WORK/koordlet-hooks.sock" --runtime-hooks-config-path="$WORK/hookserver.d" \
+    "$@" >"$log" 2>&1 &
   AGENT_PID=$!
   PIDS+=("$AGENT_PID")
   AGENT_PORT=""

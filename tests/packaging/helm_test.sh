@@ -296,6 +296,7 @@ mount_is default host-sys /sys Directory /host-sys/ true
 mount_is default host-sys-fs /sys/fs Directory /host-sys-fs/ ""
 mount_is default host-nri /var/run/nri DirectoryOrCreate /host-var-run/nri true
 mount_is default host-koordlet-state /var/run/koordlet DirectoryOrCreate /host-var-run/koordlet ""
+mount_is default host-etc-hookserver /etc/runtime/hookserver.d DirectoryOrCreate /host-etc-hookserver/ ""
 expect "default: /sys/fs propagation" \
   "$(jp "$DS" "{$C.volumeMounts[?(@.name==\"host-sys-fs\")].mountPropagation}")" HostToContainer
 expect "default: nodeslo volume" \

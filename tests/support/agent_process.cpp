@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +66,18 @@ void AgentProcess::spawn(const std::string& binary, const std::vector<std::strin
                          std::vector<std::string> env, int fd3) {
   std::vector<std::string> args{binary};
   args.insert(args.end(), flags.begin(), flags.end());
+  // The runtime proxy's hook server is on by default, with a pod's paths
+  // (/host-var-run-koordlet, /host-etc-hookserver): a test that does not name
+  // them gets them beside its log, not at the machine's root.
+  const bool namesHookServer = std::any_of(flags.begin(), flags.end(), [](const std::string& f) {
+    return f.find("runtime-hooks-addr") != std::string::npos ||
+           f.find("enable-runtime-hook-server") != std::string::npos;
+  });
+  if (!namesHookServer) {
+    const std::string dir = std::filesystem::path(logPath_).parent_path().string();
+    args.push_back("--runtime-hooks-addr=" + (dir.empty() ? "." : dir) + "/koordlet-hooks.sock");
+    args.push_back("--runtime-hooks-config-path=" + (dir.empty() ? "." : dir) + "/hookserver.d");
+  }
   auto pointers = [](std::vector<std::string>& strings) {
     std::vector<char*> out;
     for (auto& s : strings) out.push_back(s.data());

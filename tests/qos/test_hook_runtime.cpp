@@ -1,0 +1,127 @@
+// What the two hook paths share (qos/hook_runtime.h): stages, the runtime's
+// resources as requests and limits, and the one-decision memo's time and size
+// bounds (an injected clock: time points passed in, no sleep).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "qos/hook_runtime.h"
+
+using namespace koord;
+using namespace std::chrono_literals;
+
+TEST_CASE("hook stages parse by koordlet's names and carry the hooks koordlet runs there",
+          "[hook-runtime]") {
+  for (HookStage s : kAllStages) CHECK(parseHookStage(toString(s)) == s);
+  CHECK_FALSE(parseHookStage("PreCreate").has_value());
+  CHECK(hooksAt(HookStage::kPreCreateContainer).size() == 5);
+  CHECK(hooksAt(HookStage::kPreUpdateContainerResources).size() == 2);
+  CHECK(hooksAt(HookStage::kPreRemoveRunPodSandbox).size() == 1);
+  CHECK(hooksAt(HookStage::kPostStopContainer).empty());
+  CHECK(hooksAt(HookStage::kPreStartContainer).empty());
+}
+
+TEST_CASE("a runtime's resources become requests and limits; overflowing ones are refused",
+          "[hook-runtime]") {
+  std::vector<std::string> refused;
+  RuntimeResources r;
+  r.cpuShares = 2048;
+  r.cpuQuota = 150000;
+  r.cpuPeriod = 100000;
+  r.memoryLimit = 1 << 30;
+  const RuntimeFieldNames names{"x.cpu.shares", "x.cpu.quota", "cpu.period"};
+  HookContainer c = containerFromRuntime("app", "id1", r, names, refused);
+  CHECK(refused.empty());
+  CHECK(c.requests.cpuMilli == 2000);
+  CHECK(c.limits.cpuMilli == 1500);
+  CHECK(c.limits.memoryBytes == 1 << 30);
+  r.cpuShares = UINT64_MAX;
+  r.cpuQuota = INT64_MAX;
+  HookContainer bad = containerFromRuntime("app", "", r, names, refused);
+  REQUIRE(refused.size() == 2);
+  CHECK(refused[0] ==
+        "container app: x.cpu.shares 18446744073709551615 overflows milli-cores "
+        "(cpu request not read)");
+  CHECK(refused[1] ==
+        "container app: x.cpu.quota 9223372036854775807 / cpu.period 100000 "
+        "overflows milli-cores (cpu limit not read)");
+  CHECK(bad.requests.cpuMilli == 0);
+  CHECK(bad.limits.cpuMilli == 0);
+}
+
+TEST_CASE(
+    "the kubelet's pod wins over the runtime's description, the runtime's container id "
+    "is kept",
+    "[hook-runtime]") {
+  Pod known;
+  known.uid = "u";
+  known.name = "from-kubelet";
+  known.koordQos = KoordQos::kLS;
+  known.kubeQos = KubeQos::kBurstable;
+  Container kc;
+  kc.name = "main";
+  kc.requests.cpuMilli = 500;
+  known.containers.push_back(kc);
+  RuntimePod rp;
+  rp.uid = "u";
+  rp.name = "from-runtime";
+  rp.labels = {{"koordinator.sh/qosClass", "BE"}};
+  rp.cgroupParent = "/kubepods/besteffort/podu";
+  HookContainer rc;
+  rc.name = "main";
+  rc.id = "cid";
+  rc.requests.cpuMilli = 9000;
+  auto withKubelet = hookPodFromRuntime(rp, &rc, &known);
+  REQUIRE(withKubelet.ok());
+  CHECK(withKubelet->name == "from-kubelet");
+  CHECK(withKubelet->rawQos == KoordQos::kLS);
+  REQUIRE(withKubelet->containers.size() == 1);
+  CHECK(withKubelet->containers[0].id == "cid");
+  CHECK(withKubelet->containers[0].requests.cpuMilli == 500);
+  auto alone = hookPodFromRuntime(rp, &rc, nullptr);
+  REQUIRE(alone.ok());
+  CHECK(alone->rawQos == KoordQos::kBE);
+  CHECK(alone->kubeQos == KubeQos::kBestEffort);
+  CHECK(alone->containers.at(0).requests.cpuMilli == 9000);
+}
+
+TEST_CASE("a decision is taken once, only within its time to live", "[hook-runtime]") {
+  HookDecisions d(8, 5s);
+  const auto t0 = HookDecisions::Clock::time_point{} + 1h;
+  HookIntent i;
+  i.cpuShares = 1024;
+  const std::string key = HookDecisions::key("u", "main", HookStage::kPreCreateContainer);
+  d.record(key, i, t0);
+  CHECK_FALSE(
+      d.take(HookDecisions::key("u", "main", HookStage::kPreUpdateContainerResources), t0 + 1s)
+          .has_value());
+  auto taken = d.take(key, t0 + 4s);
+  REQUIRE(taken.has_value());
+  CHECK(taken->cpuShares == 1024);
+  CHECK_FALSE(d.take(key, t0 + 4s).has_value());  // taken out
+  d.record(key, i, t0);
+  CHECK_FALSE(d.take(key, t0 + 5s).has_value());  // expired
+  CHECK(d.size() == 0);
+}
+
+TEST_CASE("the decision memo holds at most its capacity, dropping the oldest", "[hook-runtime]") {
+  HookDecisions d(4, 5s);
+  const auto t0 = HookDecisions::Clock::time_point{} + 1h;
+  HookIntent i;
+  for (int n = 0; n < 100; ++n) {
+    d.record(HookDecisions::key("u" + std::to_string(n), "c", HookStage::kPreCreateContainer), i,
+             t0);
+    CHECK(d.size() <= 4);
+  }
+  CHECK(d.size() == 4);
+  CHECK_FALSE(d.take(HookDecisions::key("u95", "c", HookStage::kPreCreateContainer), t0));
+  CHECK(d.take(HookDecisions::key("u96", "c", HookStage::kPreCreateContainer), t0));
+  CHECK(d.take(HookDecisions::key("u99", "c", HookStage::kPreCreateContainer), t0));
+  // Re-recording one key many times keeps one entry.
+  for (int n = 0; n < 100; ++n) {
+    d.record(HookDecisions::key("same", "c", HookStage::kPreCreateContainer), i, t0);
+  }
+  CHECK(d.size() <= 4);
+  CHECK(d.take(HookDecisions::key("same", "c", HookStage::kPreCreateContainer), t0));
+}
