@@ -46,8 +46,8 @@ TEST_CASE("a runtime's resources become requests and limits; overflowing ones ar
   CHECK(refused[1] ==
         "container app: x.cpu.quota 9223372036854775807 / cpu.period 100000 "
         "overflows milli-cores (cpu limit not read)");
-  CHECK(bad.requests.cpuMilli == 0);
-  CHECK(bad.limits.cpuMilli == 0);
+  CHECK_FALSE(bad.requests.cpuMilli.has_value());
+  CHECK_FALSE(bad.limits.cpuMilli.has_value());
 }
 
 TEST_CASE(
@@ -110,8 +110,9 @@ TEST_CASE("the decision memo holds at most its capacity, dropping the oldest", "
   const auto t0 = HookDecisions::Clock::time_point{} + 1h;
   HookIntent i;
   for (int n = 0; n < 100; ++n) {
-    d.record(HookDecisions::key("u" + std::to_string(n), "c", HookStage::kPreCreateContainer), i,
-             t0);
+    std::string uid = "u";  // not "u" + to_string: g++ 12's false -Wrestrict
+    uid += std::to_string(n);
+    d.record(HookDecisions::key(uid, "c", HookStage::kPreCreateContainer), i, t0);
     CHECK(d.size() <= 4);
   }
   CHECK(d.size() == 4);
