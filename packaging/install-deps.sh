@@ -12,6 +12,8 @@ BUILD_PACKAGES=(
   # libraries
   libboost-dev libboost-system-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   prometheus-cpp-dev libcgroup-dev libprotobuf-dev protobuf-compiler
+  # the runtime proxy hook server (runtimeproxy/): gRPC and its stub generator
+  libgrpc++-dev protobuf-compiler-grpc
 )
 # What make image needs on top (packaging/image/build-image.sh: --image installs the
 # build packages and these; apt-get, dpkg-deb and strip come with them).
