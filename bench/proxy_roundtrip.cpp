@@ -55,14 +55,20 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::unique_ptr<koord::test::AgentProcess> startAgent(const std::string& bin,
-                                                     koord::test::TempTree& tmp,
-                                                     const koord::test::TestKubelet& kubelet,
-                                                     bool server, const std::string& log) {
+                                                      koord::test::TempTree& tmp,
+                                                      const koord::test::TestKubelet& kubelet,
+                                                      bool server, const std::string& log) {
   std::vector<std::string> flags = {
-      "--addr=127.0.0.1:0", "--cgroup-root-dir=" + tmp.path("cgroup"), "--proc-root-dir=/proc/",
-      "--var-run-root-dir=" + tmp.path("run"), "--kubelet-insecure-tls=true",
-      "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
-      "--kubelet-sync-interval=1s", "--cpu-suppress-interval-seconds=0", "--dry-run",
+      "--addr=127.0.0.1:0",
+      "--cgroup-root-dir=" + tmp.path("cgroup"),
+      "--proc-root-dir=/proc/",
+      "--var-run-root-dir=" + tmp.path("run"),
+      "--kubelet-insecure-tls=true",
+      "--kubelet-addr=127.0.0.1",
+      "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+      "--kubelet-sync-interval=1s",
+      "--cpu-suppress-interval-seconds=0",
+      "--dry-run",
       "--enable-runtime-hook-server=" + std::string(server ? "true" : "false"),
       "--runtime-hooks-addr=" + tmp.path("run/koordlet.sock"),
       "--runtime-hooks-config-path=" + tmp.path("hookserver.d")};
@@ -82,9 +88,9 @@ int main(int argc, char** argv) {
   const char* bin = std::getenv("KOORDLET_BIN");
   if (bin == nullptr) bin = "build/agent/koordlet";
   koord::test::TempTree tmp;
-  for (const char* d : {"cgroup/cpu/kubepods/besteffort", "cgroup/cpu/kubepods/burstable",
-                        "cgroup/cpuset/kubepods", "cgroup/cpuacct/kubepods",
-                        "cgroup/memory/kubepods"}) {
+  for (const char* d :
+       {"cgroup/cpu/kubepods/besteffort", "cgroup/cpu/kubepods/burstable", "cgroup/cpuset/kubepods",
+        "cgroup/cpuacct/kubepods", "cgroup/memory/kubepods"}) {
     std::filesystem::create_directories(tmp.path(d));
   }
   std::vector<koord::test::SyntheticPod> list;
@@ -106,9 +112,9 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     for (const auto& p : list) {
       const std::string parent = std::string("/kubepods/") +
-                                 (p.qos == koord::KubeQos::kBestEffort ? "besteffort/"
+                                 (p.qos == koord::KubeQos::kBestEffort  ? "besteffort/"
                                   : p.qos == koord::KubeQos::kBurstable ? "burstable/"
-                                                                         : "") +
+                                                                        : "") +
                                  "pod" + p.uid;
       api::PodSandboxHookRequest sreq;
       sreq.mutable_pod_meta()->set_uid(p.uid);
@@ -134,9 +140,9 @@ int main(int argc, char** argv) {
         grpc::ClientContext ctx;
         t0 = std::chrono::steady_clock::now();
         if (!stub->PreCreateContainerHook(&ctx, req, &resp).ok()) return 1;
-        createUs.push_back(std::chrono::duration<double, std::micro>(
-                               std::chrono::steady_clock::now() - t0)
-                               .count());
+        createUs.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count());
       }
     }
   }
@@ -144,14 +150,13 @@ int main(int argc, char** argv) {
   std::printf("pods %zu, rounds %d: %zu PreRunPodSandboxHook, %zu PreCreateContainerHook calls\n",
               pods, rounds, sandboxUs.size(), createUs.size());
   std::printf("PreRunPodSandboxHook  p50 %.0f us  p99 %.0f us  max %.0f us\n",
-              percentile(sandboxUs, 0.5), percentile(sandboxUs, 0.99),
-              percentile(sandboxUs, 1.0));
+              percentile(sandboxUs, 0.5), percentile(sandboxUs, 0.99), percentile(sandboxUs, 1.0));
   std::printf("PreCreateContainerHook p50 %.0f us  p99 %.0f us  max %.0f us\n",
               percentile(createUs, 0.5), percentile(createUs, 0.99), percentile(createUs, 1.0));
   std::printf("agent without the hook server: RSS %ld KiB, %ld threads\n", without.rssKb,
               without.threads);
-  std::printf("agent with the hook server, after the calls: RSS %ld KiB, %ld threads\n",
-              with.rssKb, with.threads);
+  std::printf("agent with the hook server, after the calls: RSS %ld KiB, %ld threads\n", with.rssKb,
+              with.threads);
   std::printf("added: RSS %+ld KiB, %+ld threads\n", with.rssKb - without.rssKb,
               with.threads - without.threads);
   (void)agent->terminate(10s);

@@ -90,6 +90,7 @@ const std::vector<std::string> kKoordletFlags = {
 
 // Ours: implemented on top of koordlet's set.
 const std::vector<std::string> kOwnFlags = {"dry-run",
+                                            "enable-runtime-hook-server",
                                             "eviction-grace-period-seconds",
                                             "node-allocatable-memory",
                                             "memory-qos-v1-soft-limit",
@@ -130,6 +131,9 @@ std::string sampleValue(const std::string& usage, const std::string& name) {
   if (type == "pattern=N,...") return "foo*=2";
   if (name == "kubelet-cpu-manager-policy") return "static";
   if (name == "runtime-hooks-plugin-failure-policy") return "Fail";
+  if (name == "runtime-hooks-failure-policy") return "Fail";
+  if (name == "runtime-hooks-network") return "tcp";
+  if (name == "runtime-hooks-disable-stages") return "PreStartContainer,PostStopContainer";
   if (type == "quantity") return "62Gi";
   return "x";
 }
@@ -222,7 +226,8 @@ TEST_CASE("the official Helm chart's koordlet args parse", "[options]") {
   CHECK_FALSE(o.featureGates.enabled("CPUEvict"));
   CHECK(o.logToStderr);
   CHECK(o.verbosity == 4);
-  CHECK(o.ignored == std::vector<std::string>{"runtime-hooks-host-endpoint"});
+  CHECK(o.ignored.empty());
+  CHECK(o.runtimeHooksHostEndpoint == "/var/run/koordlet/koordlet.sock");
 }
 
 TEST_CASE("the koordlet DaemonSet manifest's args parse", "[options]") {
@@ -253,8 +258,11 @@ TEST_CASE("the koordlet DaemonSet manifest's args parse", "[options]") {
   // koordlet never verifies the kubelet's certificate; with its args neither do we
   // (tests/e2e/agent_dropin_test.cpp syncs pods from a self-signed kubelet).
   CHECK(o.kubeletSkipTlsVerify);
-  CHECK(o.ignored == std::vector<std::string>{"runtime-hooks-network", "runtime-hooks-addr",
-                                              "runtime-hooks-host-endpoint"});
+  // The runtime proxy's flags act since issue 31.
+  CHECK(o.ignored.empty());
+  CHECK(o.runtimeHooksNetwork == "unix");
+  CHECK(o.runtimeHooksAddr == "/host-var-run-koordlet/koordlet.sock");
+  CHECK(o.runtimeHooksHostEndpoint == "/var/run/koordlet//koordlet.sock");
 }
 
 TEST_CASE("implemented flags set their option", "[options]") {
@@ -369,13 +377,13 @@ TEST_CASE("the NRI defaults are koordlet's except the back-off cap", "[options]"
 
 TEST_CASE("koordlet flags this agent does not implement are accepted and listed once",
           "[options]") {
-  Options o = parsed({"-enable-pprof", "--tsdb-path=/data", "--kubeconfig", "/kc",
-                      "-runtime-hooks-disable-stages=PreRunPodSandbox", "--vmodule=nri*=4",
-                      "--stderrthreshold=WARNING", "-tsdb-path=/other", "--kube-api-qps=50.5",
-                      "--log_backtrace_at=main.go:12", "--qos-extension-plugins=Foo=true"});
-  CHECK(o.ignored == std::vector<std::string>{
-                         "enable-pprof", "tsdb-path", "runtime-hooks-disable-stages", "vmodule",
-                         "stderrthreshold", "log_backtrace_at", "qos-extension-plugins"});
+  Options o =
+      parsed({"-enable-pprof", "--tsdb-path=/data", "--kubeconfig", "/kc", "--vmodule=nri*=4",
+              "--stderrthreshold=WARNING", "-tsdb-path=/other", "--kube-api-qps=50.5",
+              "--log_backtrace_at=main.go:12", "--qos-extension-plugins=Foo=true"});
+  CHECK(o.ignored == std::vector<std::string>{"enable-pprof", "tsdb-path", "vmodule",
+                                              "stderrthreshold", "log_backtrace_at",
+                                              "qos-extension-plugins"});
   // The API client's flags work since issue 16.
   CHECK(o.kubeconfig == "/kc");
   CHECK(o.kubeApiQps == 50.5);
@@ -551,9 +559,8 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
     CHECK(e.find(marker) == std::string::npos);
   }
   for (const char* ignored :
-       {"enable-pprof", "tsdb-path", "runtime-hooks-addr", "audit-verbose",
-        "prediction-training-interval", "vmodule", "stderrthreshold", "qos-extension-plugins",
-        "runtime-hooks-disable-stages", "alsologtostderr"}) {
+       {"enable-pprof", "tsdb-path", "audit-verbose", "prediction-training-interval", "vmodule",
+        "stderrthreshold", "qos-extension-plugins", "alsologtostderr"}) {
     INFO(ignored);
     CHECK(entry(ignored).find(marker) != std::string::npos);
   }
@@ -679,9 +686,8 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     size_t warnings = 0;
     std::istringstream in(log);
     for (std::string line; std::getline(in, line);) warnings += line.rfind('W', 0) == 0;
-    CHECK(warnings == 2 + 26);  // two flags, 39 gates of which 13 are implemented
-    CHECK(log.find("flag -runtime-hooks-network has no effect in this version") !=
-          std::string::npos);
+    CHECK(warnings == 26);  // 39 gates of which 13 are implemented; the proxy's flags act
+    CHECK(log.find("flag -runtime-hooks-network has no effect") == std::string::npos);
     CHECK(log.find("feature gate CPUAllocatableEvict is enabled but has no effect") !=
           std::string::npos);
     CHECK(log.find("feature gate CgroupReconcile is enabled") == std::string::npos);

@@ -72,7 +72,8 @@ std::string podList() {
        {{"containers",
          {{{"name", "stress"},
            {"resources",
-            {{"requests", {{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "1Gi"}}},
+            {{"requests",
+              {{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "1Gi"}}},
              {"limits",
               {{"kubernetes.io/batch-cpu", "2k"}, {"kubernetes.io/batch-memory", "2Gi"}}}}}}}}}},
       {"status", {{"phase", "Pending"}, {"qosClass", "BestEffort"}}}};
@@ -130,9 +131,9 @@ TEST_CASE(
     "[e2e][runtime-proxy]") {
   const char* bin = agentBinary();
   TempTree tmp;
-  for (const char* d : {"cgroup/cpu/kubepods/besteffort", "cgroup/cpu/kubepods/burstable",
-                        "cgroup/cpuset/kubepods", "cgroup/cpuacct/kubepods",
-                        "cgroup/memory/kubepods"}) {
+  for (const char* d :
+       {"cgroup/cpu/kubepods/besteffort", "cgroup/cpu/kubepods/burstable", "cgroup/cpuset/kubepods",
+        "cgroup/cpuacct/kubepods", "cgroup/memory/kubepods"}) {
     std::filesystem::create_directories(tmp.path(d));
   }
   TestKubelet kubelet;
@@ -140,14 +141,22 @@ TEST_CASE(
   const std::string socket = tmp.path("run/koordlet/koordlet.sock");
   const std::string configDir = tmp.path("hookserver.d");
   const std::vector<std::string> flags = {
-      "--addr=127.0.0.1:0", "--cgroup-root-dir=" + tmp.path("cgroup"), "--proc-root-dir=/proc/",
-      "--var-run-root-dir=" + tmp.path("run"), "--kubelet-insecure-tls=true",
-      "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
-      "--kubelet-sync-interval=1s", "--collect-res-used-interval=300ms",
-      "--cpu-suppress-interval-seconds=0", "--audit-log-dir=" + tmp.path("audit"),
-      "--runtime-hooks-network=unix", "--runtime-hooks-addr=" + socket,
+      "--addr=127.0.0.1:0",
+      "--cgroup-root-dir=" + tmp.path("cgroup"),
+      "--proc-root-dir=/proc/",
+      "--var-run-root-dir=" + tmp.path("run"),
+      "--kubelet-insecure-tls=true",
+      "--kubelet-addr=127.0.0.1",
+      "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+      "--kubelet-sync-interval=1s",
+      "--collect-res-used-interval=300ms",
+      "--cpu-suppress-interval-seconds=0",
+      "--audit-log-dir=" + tmp.path("audit"),
+      "--runtime-hooks-network=unix",
+      "--runtime-hooks-addr=" + socket,
       "--runtime-hooks-host-endpoint=/var/run/koordlet//koordlet.sock",
-      "--runtime-hooks-config-path=" + configDir, "--runtime-hooks-failure-policy=Fail",
+      "--runtime-hooks-config-path=" + configDir,
+      "--runtime-hooks-failure-policy=Fail",
       "--runtime-hooks-disable-stages=PreRemoveRunPodSandbox"};
   auto agent = std::make_unique<AgentProcess>(bin, flags, tmp.path("agent.log"), "e2e-proxy-node");
   auto fail = [&](const std::string& what) {
