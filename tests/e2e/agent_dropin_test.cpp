@@ -65,6 +65,9 @@ std::vector<std::string> daemonSetArgs(const TempTree& work, const TestKubelet& 
       "--var-run-root-dir=" + work.path("run"),
       "--kubelet-secure-port=" + std::to_string(kubelet.port()),
       "--kubelet-token-file=" + work.path("token"),
+      // The pod's /host-var-run-koordlet and /host-etc-hookserver mounts.
+      "--runtime-hooks-addr=" + work.path("run/koordlet/koordlet.sock"),
+      "--runtime-hooks-config-path=" + work.path("hookserver.d"),
       "--dry-run"};
   args.insert(args.end(), environment.begin(), environment.end());
   args.insert(args.end(), extra.begin(), extra.end());
