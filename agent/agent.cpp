@@ -60,6 +60,7 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
                                  opts_.metricCachePodRetention},
              clock.now()),
       config_(opts_.configFile, opts_.nodeName, opts_.configOverridesNodeslo, clock),
+      hookServerTimer_(io),
       topologyTimer_(io),
       collectTimer_(io),
       podSyncTimer_(io),
@@ -239,6 +240,7 @@ void Agent::stop() {
   if (cluster_) cluster_->stop();
   server_.stop();
   if (nri_) nri_->stop();
+  hookServerTimer_.cancel();
   if (hookServer_) hookServer_->stop();
 }
 

@@ -124,6 +124,8 @@ class Agent {
   // koord-runtime-proxy's hook server (agent_proxy.cpp): gRPC on gRPC's threads,
   // answering from the same HookState; koordlet.json written once it serves.
   void startHookServer();
+  void serveHooks();  // listens; on failure retries every kHookServerRetry
+  static constexpr std::chrono::seconds kHookServerRetry{10};
   void registerHookServer();
   void recordHookServer();
   std::string hookServerSummary() const;
@@ -194,15 +196,21 @@ class Agent {
 
   // NRI (--enable-nri-runtime-hook)
   HookStateStore hookState_;
+  // One decision per container when both paths see it (qos/hook_decisions.h);
+  // declared before the hooks that use it, so it outlives them.
+  HookDecisions hookDecisions_;
+  HookDecisions* sharedDecisions() {
+    return opts_.enableNriRuntimeHook && opts_.enableRuntimeHookServer ? &hookDecisions_ : nullptr;
+  }
   std::unique_ptr<HookRecorder> hookRecorder_;
   std::unique_ptr<nri::NriHooks> nriHooks_;
   std::unique_ptr<nri::NriClient> nri_;
-  // One decision per container when both paths see it (qos/hook_runtime.h).
-  HookDecisions hookDecisions_;
   // koord-runtime-proxy's hook server (--enable-runtime-hook-server)
   std::unique_ptr<runtimeproxy::ProxyHooks> proxyHooks_;
   std::unique_ptr<runtimeproxy::HookServer> hookServer_;
   std::string registration_;  // what became of koordlet.json
+  boost::asio::steady_timer hookServerTimer_;
+  int hookServerFailures_ = 0;  // starts failed in a row
   void trimHeap();
   Clock::Monotonic lastHeapTrim_{};
   uint64_t podsVersion_ = 0;   // bumped on every new pod list

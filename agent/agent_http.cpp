@@ -93,7 +93,8 @@ HttpResponse Agent::serveConfig() const {
   strategies["nri"] = {{"enabled", opts_.enableNriRuntimeHook},
                        {"state", nri_ ? nri::toString(nri_->status().state) : "stopped"},
                        {"failurePolicy", opts_.runtimeHooksPluginFailurePolicy},
-                       {"launched", opts_.nriLaunchedFd.has_value()}};
+                       {"launched", opts_.nriLaunchedFd.has_value()},
+                       {"sharedDecisions", nriHooks_ ? nriHooks_->sharedDecisions() : 0}};
   strategies["runtimeHookServer"] = hookServerJson();
   strategies["eviction"] = {
       {"running", evictionOff_.empty() && qos_ != nullptr},

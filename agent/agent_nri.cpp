@@ -47,7 +47,7 @@ void Agent::startNri() {
   FailurePolicy policy = FailurePolicy::kIgnore;
   if (auto p = parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
   nriHooks_ =
-      std::make_unique<nri::NriHooks>(hookState_, hookRecorder_.get(), policy, &hookDecisions_);
+      std::make_unique<nri::NriHooks>(hookState_, hookRecorder_.get(), policy, sharedDecisions());
 
   nri::NriClientConfig c;
   // Joined to --var-run-root-dir whatever its form, as koordlet does (the host's

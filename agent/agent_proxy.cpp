@@ -42,22 +42,45 @@ void Agent::startHookServer() {
   FailurePolicy policy = FailurePolicy::kIgnore;
   if (auto p = parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
   proxyHooks_ = std::make_unique<runtimeproxy::ProxyHooks>(hookState_, hookRecorder_.get(), policy,
-                                                           &hookDecisions_);
+                                                           sharedDecisions(), clock_);
   runtimeproxy::HookServerConfig c;
   c.network = opts_.runtimeHooksNetwork;
   c.address = opts_.runtimeHooksAddr;
   hookServer_ = std::make_unique<runtimeproxy::HookServer>(c, *proxyHooks_);
+  if (c.network != "unix") {
+    // The proxy dials remote-endpoint as a unix socket only.
+    KLOG_WARNING << "runtime proxy hook server on " << c.network << " " << c.address
+                 << ": koord-runtime-proxy dials only unix sockets (remote-endpoint "
+                 << opts_.runtimeHooksHostEndpoint << " in koordlet.json)";
+  }
+  serveHooks();
+}
+
+void Agent::serveHooks() {
+  if (stopped_ || !hookServer_) return;
   if (Status s = hookServer_->start(); !s) {
-    // Nodes without the proxy lose nothing: NRI and the reconciler go on.
-    KLOG_WARNING << "runtime proxy hook server not serving: " << s.error().message
-                 << " (--runtime-hooks-network / --runtime-hooks-addr); NRI and the reconciler "
-                    "go on without it";
+    // Nodes without the proxy lose nothing: NRI and the reconciler go on. Said once
+    // per streak; retried (the path may be a socket another agent still serves
+    // while it terminates).
+    if (hookServerFailures_++ == 0) {
+      KLOG_WARNING << "runtime proxy hook server not serving: " << s.error().message
+                   << " (--runtime-hooks-network / --runtime-hooks-addr); retrying every "
+                   << kHookServerRetry.count() << " s; NRI and the reconciler go on without it";
+    }
     registration_ = "not written (server not serving)";
     recordHookServer();
+    hookServerTimer_.expires_after(kHookServerRetry);
+    hookServerTimer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) serveHooks();
+    });
     return;
   }
   KLOG_INFO << "runtime proxy hook server serving on " << hookServer_->status().endpoint
-            << ", plugin failure policy " << opts_.runtimeHooksPluginFailurePolicy;
+            << ", plugin failure policy " << opts_.runtimeHooksPluginFailurePolicy
+            << (hookServerFailures_ > 0
+                    ? " (after " + std::to_string(hookServerFailures_) + " failed tries)"
+                    : "");
+  hookServerFailures_ = 0;
   registerHookServer();
   recordHookServer();
 }
@@ -95,11 +118,11 @@ void Agent::recordHookServer() {
   std::vector<Exporter::HookServerCount> counts;
   runtimeproxy::HookServerStatus st;
   if (hookServer_) st = hookServer_->status();
-  for (int r = 0; r < runtimeproxy::kRpcCount; ++r) {
+  for (HookStage stage : runtimeproxy::kRpcStages) {
     for (int o = 0; o < runtimeproxy::kOutcomeCount; ++o) {
-      counts.push_back({runtimeproxy::rpcName(static_cast<runtimeproxy::Rpc>(r)),
-                        runtimeproxy::toString(static_cast<runtimeproxy::Outcome>(o)),
-                        st.calls[static_cast<size_t>(r)][static_cast<size_t>(o)]});
+      const auto outcome = static_cast<runtimeproxy::Outcome>(o);
+      counts.push_back({runtimeproxy::rpcName(stage), runtimeproxy::toString(outcome),
+                        st.count(stage, outcome)});
     }
   }
   exporter_.recordHookServer(opts_.enableRuntimeHookServer, st.serving, counts);
@@ -144,13 +167,16 @@ nlohmann::json Agent::hookServerJson() const {
   j["lastError"] = st.lastError;
   j["callsAnswered"] = st.total();
   j["callsNotOk"] = st.failed();
+  j["callsOverDeadline"] = st.overDeadline;
+  j["deadlineMs"] = runtimeproxy::HookServerConfig{}.deadline.count();
+  j["sharesDecisionsWithNri"] = opts_.enableNriRuntimeHook;
   nlohmann::json calls = nlohmann::json::object();
-  for (int r = 0; r < runtimeproxy::kRpcCount; ++r) {
+  for (HookStage stage : runtimeproxy::kRpcStages) {
     for (int o = 0; o < runtimeproxy::kOutcomeCount; ++o) {
-      const uint64_t n = st.calls[static_cast<size_t>(r)][static_cast<size_t>(o)];
-      if (n == 0) continue;
-      calls[runtimeproxy::rpcName(static_cast<runtimeproxy::Rpc>(r))]
-           [runtimeproxy::toString(static_cast<runtimeproxy::Outcome>(o))] = n;
+      const auto outcome = static_cast<runtimeproxy::Outcome>(o);
+      if (const uint64_t n = st.count(stage, outcome); n > 0) {
+        calls[runtimeproxy::rpcName(stage)][runtimeproxy::toString(outcome)] = n;
+      }
     }
   }
   j["calls"] = std::move(calls);

@@ -43,6 +43,22 @@ void useHostModeDefaults(Options& o) {
   o.runtimeHooksConfigPath = "/etc/runtime/hookserver.d";
 }
 
+// A string flag that must be one of `allowed`.
+FlagSet::Setter oneOf(std::string* target, std::vector<std::string> allowed) {
+  return [target, allowed = std::move(allowed)](std::string_view v) -> Status {
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) {
+      *target = std::string(v);
+      return Ok{};
+    }
+    std::string want;
+    for (size_t i = 0; i < allowed.size(); ++i) {
+      want += i == 0 ? "" : (i + 1 == allowed.size() ? " or " : ", ");
+      want += allowed[i];
+    }
+    return makeError("want " + want + ", got \"" + std::string(v) + "\"");
+  };
+}
+
 // A duration flag that must be > 0.
 FlagSet::Setter positiveDuration(nanoseconds* target) {
   return [target](std::string_view v) -> Status {
@@ -368,13 +384,7 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
              "--runtime-hooks-config-path (koordlet always does; ours: false turns it off).");
   fs.funcVar("runtime-hooks-network", "string", o.runtimeHooksNetwork,
              "Network of the runtime hook gRPC server: unix, tcp, tcp4 or tcp6.",
-             [&o](std::string_view v) -> Status {
-               if (v != "unix" && v != "tcp" && v != "tcp4" && v != "tcp6") {
-                 return makeError("want unix, tcp, tcp4 or tcp6, got \"" + std::string(v) + "\"");
-               }
-               o.runtimeHooksNetwork = std::string(v);
-               return Ok{};
-             });
+             oneOf(&o.runtimeHooksNetwork, {"unix", "tcp", "tcp4", "tcp6"}));
   fs.stringVar(&o.runtimeHooksAddr, "runtime-hooks-addr",
                "Listen address of the runtime hook gRPC server: a socket path (a stale socket "
                "there is replaced), or host:port for tcp. With agent_mode=hostMode the default "
@@ -386,53 +396,21 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
              "Failure policy written into the runtime proxy's config: with Fail the proxy fails "
              "the CRI call when a hook call fails (or the agent is down); with Ignore it goes on "
              "with the kubelet's request unchanged.",
-             [&o](std::string_view v) -> Status {
-               if (v != "Ignore" && v != "Fail") {
-                 return makeError("want Ignore or Fail, got \"" + std::string(v) + "\"");
-               }
-               o.runtimeHooksFailurePolicy = std::string(v);
-               return Ok{};
-             });
+             oneOf(&o.runtimeHooksFailurePolicy, {"Ignore", "Fail"}));
   fs.funcVar("runtime-hooks-plugin-failure-policy", "string", "Ignore",
              "Ignore: a hook error is logged and the container is created without that "
              "hook's settings. Fail: the error fails the NRI CreateContainer / "
              "UpdateContainer call or the runtime proxy's hook call (FailedPrecondition), and "
              "with --runtime-hooks-failure-policy=Fail the container operation.",
-             [&o](std::string_view v) -> Status {
-               if (v != "Ignore" && v != "Fail") {
-                 return makeError("want Ignore or Fail, got \"" + std::string(v) + "\"");
-               }
-               o.runtimeHooksPluginFailurePolicy = std::string(v);
-               return Ok{};
-             });
+             oneOf(&o.runtimeHooksPluginFailurePolicy, {"Ignore", "Fail"}));
   fs.stringVar(&o.runtimeHooksConfigPath, "runtime-hooks-config-path",
                "Directory the runtime proxy reads hook server configs from (the host's "
                "/etc/runtime/hookserver.d): koordlet.json is written there at start (not with "
                "--dry-run) and left on exit, as koordlet. With agent_mode=hostMode the default "
                "is /etc/runtime/hookserver.d.");
-  fs.funcVar("runtime-hooks-disable-stages", "strings", "[]",
-             "Comma-separated hook stages left out of the runtime proxy's config (e.g. "
-             "PreUpdateContainerResources).",
-             [&o](std::string_view v) -> Status {
-               std::vector<std::string> stages;
-               std::string_view rest = v;
-               while (!rest.empty()) {
-                 const size_t comma = rest.find(',');
-                 std::string_view item = rest.substr(0, comma);
-                 rest =
-                     comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-                 if (item.empty()) continue;
-                 if (!parseHookStage(item)) {
-                   return makeError("unknown hook stage \"" + std::string(item) +
-                                    "\" (PreRunPodSandbox, PostStopPodSandbox, PreCreateContainer, "
-                                    "PreStartContainer, PostStartContainer, PostStopContainer, "
-                                    "PreUpdateContainerResources, PreRemoveRunPodSandbox)");
-                 }
-                 stages.emplace_back(item);
-               }
-               o.runtimeHooksDisableStages = std::move(stages);
-               return Ok{};
-             });
+  fs.stringSliceVar(&o.runtimeHooksDisableStages, "runtime-hooks-disable-stages",
+                    "Comma-separated hook stages left out of the runtime proxy's config (e.g. "
+                    "PreUpdateContainerResources).");
   fs.boolVar(&o.enableNriRuntimeHook, "enable-nri-runtime-hook",
              "Serve runtime hooks as an NRI plugin.");
   fs.stringVar(&o.runtimeHooksNriSocketPath, "runtime-hooks-nri-socket-path",
@@ -600,6 +578,15 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
     FlagSet fs;
     registerFlags(fs, opts, hostMode);
     if (Status st = fs.parse(args); !st) return st.error();
+    for (const std::string& stage : opts.runtimeHooksDisableStages) {
+      if (!parseHookStage(stage)) {
+        return makeError("invalid value \"" + stage +
+                         "\" for flag -runtime-hooks-disable-stages: " +
+                         "unknown hook stage (PreRunPodSandbox, PostStopPodSandbox, "
+                         "PreCreateContainer, PreStartContainer, PostStartContainer, "
+                         "PostStopContainer, PreUpdateContainerResources, PreRemoveRunPodSandbox)");
+      }
+    }
     opts.showHelp = fs.helpRequested();
     opts.ignored = fs.notImplementedGiven();
     for (const char* name : kNotYetUsed) {

@@ -3,7 +3,8 @@
 // PreCreateContainer for its 3 containers, as koord-runtime-proxy sends them when
 // the pods start), every pod known to the agent from the kubelet stand-in; and the
 // RSS and threads the gRPC server adds (the same agent with
-// --enable-runtime-hook-server=false, after the same warm-up time).
+// --enable-runtime-hook-server=false, 5 s after start, against the agent with it 5 s
+// after start and again after the calls).
 //
 //   build/bench/proxy_roundtrip [pods=110] [rounds=5]
 #include <unistd.h>
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
   (void)off->terminate(10s);
 
   auto agent = startAgent(bin, tmp, kubelet, true, tmp.path("on.log"));
-  std::this_thread::sleep_for(5s);  // the pod list is in the hooks' state
+  std::this_thread::sleep_for(5s);                   // the pod list is in the hooks' state
+  const ProcStatus idle = procStatus(agent->pid());  // like for like with `without`
   auto stub = api::RuntimeHookService::NewStub(grpc::CreateChannel(
       "unix:" + tmp.path("run/koordlet.sock"), grpc::InsecureChannelCredentials()));
   std::vector<double> sandboxUs, createUs;
@@ -155,10 +157,15 @@ int main(int argc, char** argv) {
               percentile(createUs, 0.5), percentile(createUs, 0.99), percentile(createUs, 1.0));
   std::printf("agent without the hook server: RSS %ld KiB, %ld threads\n", without.rssKb,
               without.threads);
+  std::printf("agent with the hook server, idle 5 s after start: RSS %ld KiB, %ld threads\n",
+              idle.rssKb, idle.threads);
   std::printf("agent with the hook server, after the calls: RSS %ld KiB, %ld threads\n", with.rssKb,
               with.threads);
-  std::printf("added: RSS %+ld KiB, %+ld threads\n", with.rssKb - without.rssKb,
-              with.threads - without.threads);
+  std::printf(
+      "added by the server, idle: RSS %+ld KiB, %+ld threads; after the calls: RSS %+ld "
+      "KiB, %+ld threads\n",
+      idle.rssKb - without.rssKb, idle.threads - without.threads, with.rssKb - without.rssKb,
+      with.threads - without.threads);
   (void)agent->terminate(10s);
   return 0;
 }

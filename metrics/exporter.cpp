@@ -109,7 +109,8 @@ Exporter::Exporter(std::string nodeName, std::string version)
       "Time of one cgroup write attempt by the executor (read, compare, write), by outcome");
   runtimeHook_ = &histogramFamily(
       "koordlet_runtime_hook_invoked_duration_milliseconds",
-      "Time of one runtime hook run inside an NRI call, by hook, stage and outcome");
+      "Time of one runtime hook run inside an NRI or runtime proxy call, by hook, stage and "
+      "outcome");
   hookServerEnabled_ = &gaugeFamily("koordlet_runtime_hook_server_enabled",
                                     "1 when koord-runtime-proxy's hook server is turned on "
                                     "(--enable-runtime-hook-server)")

@@ -1,5 +1,6 @@
 #include "nri/nri_hooks.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,15 @@ Result<HookPod> hookPodFromNri(const api::PodSandbox& pod, const api::Container*
   rp.annotations = toMap(pod.annotations());
   rp.cgroupParent = pod.has_linux() ? pod.linux().cgroup_parent() : "";
   if (container == nullptr) return hookPodFromRuntime(rp, nullptr, known);
+  // A container the kubelet lists is seen through its spec: the runtime's
+  // resources are not read, so nothing of them is refused.
+  const bool listed = known != nullptr &&
+                      std::any_of(known->containers.begin(), known->containers.end(),
+                                  [&](const Container& k) { return k.name == container->name(); });
   std::vector<std::string> bad;
   HookContainer c = containerFromRuntime(container->name(), container->id(),
-                                         resourcesFromNri(*container), kNriFields, bad);
+                                         listed ? RuntimeResources{} : resourcesFromNri(*container),
+                                         kNriFields, bad);
   if (refused != nullptr) {
     for (std::string& b : bad) refused->push_back("pod " + rp.ns + "/" + rp.name + ": " + b);
   }
@@ -63,8 +70,8 @@ api::LinuxResources toLinuxResources(const HookIntent& intent) {
 }
 
 NriHooks::NriHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy,
-                   HookDecisions* decisions)
-    : store_(&store), runner_(recorder, policy, decisions) {}
+                   HookDecisions* decisions, const Clock* clock)
+    : store_(&store), runner_(recorder, policy, HookPath::kNri, decisions, clock) {}
 
 Result<HookIntent> NriHooks::run(const HookState& state, const api::PodSandbox& nriPod,
                                  const api::Container* nriContainer, HookStage stage,

@@ -17,13 +17,7 @@
 // koordlet_runtime_hook_invoked_duration_milliseconds{hook,stage,status}.
 #pragma once
 
-#include <atomic>
-#include <memory>
-#include <mutex>
-#include <span>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "nri/plugin_session.h"
@@ -53,7 +47,7 @@ class NriHooks final : public NriHandler {
   // `decisions`, when given, is shared with the runtime proxy's hook server: a
   // container both paths see gets one decision (qos/hook_runtime.h).
   NriHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy,
-           HookDecisions* decisions = nullptr);
+           HookDecisions* decisions = nullptr, const Clock* clock = nullptr);
 
   Result<int32_t> configure(const api::ConfigureRequest& req) override;
   Result<api::SynchronizeResponse> synchronize(const api::SynchronizeRequest& req) override;
@@ -66,6 +60,8 @@ class NriHooks final : public NriHandler {
 
   // Hook errors so far (each logged while the count is a power of two).
   uint64_t hookErrors() const { return runner_.hookErrors(); }
+  // Container decisions taken from the runtime proxy's hook server (both paths on).
+  uint64_t sharedDecisions() const { return runner_.sharedDecisions(); }
 
  private:
   // The stage's hooks for the pod (container null) or a container, through the

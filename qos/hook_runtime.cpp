@@ -10,6 +10,7 @@ namespace koord {
 namespace {
 
 constexpr const char* kQosLabel = "koordinator.sh/qosClass";
+const SystemClock kSystemClock;
 
 double millisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -154,61 +155,13 @@ std::span<const HookName> hooksAt(HookStage stage) {
   }
 }
 
-HookDecisions::HookDecisions(size_t capacity, Clock::duration ttl)
-    : capacity_(capacity == 0 ? 1 : capacity), ttl_(ttl) {}
-
-std::string HookDecisions::key(std::string_view uid, std::string_view container, HookStage stage) {
-  std::string k;
-  k.reserve(uid.size() + container.size() + 32);
-  k.append(uid).push_back('\n');
-  k.append(container).push_back('\n');
-  k.append(toString(stage));
-  return k;
-}
-
-void HookDecisions::dropExpired(Clock::time_point now) {
-  while (!order_.empty()) {
-    auto it = entries_.find(order_.front().first);
-    if (it != entries_.end() && it->second.seq == order_.front().second) {
-      if (now - it->second.at < ttl_ && entries_.size() <= capacity_) return;
-      entries_.erase(it);
-    }
-    order_.pop_front();  // expired, over the bound, or already taken / replaced
-  }
-}
-
-std::optional<HookIntent> HookDecisions::take(const std::string& key, Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  dropExpired(now);
-  auto it = entries_.find(key);
-  if (it == entries_.end() || now - it->second.at >= ttl_) return std::nullopt;
-  HookIntent intent = std::move(it->second.intent);
-  entries_.erase(it);
-  return intent;
-}
-
-void HookDecisions::record(std::string key, const HookIntent& intent, Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  const uint64_t seq = ++seq_;
-  order_.emplace_back(key, seq);
-  entries_[std::move(key)] = Entry{intent, now, seq};
-  dropExpired(now);
-  // The order queue keeps one stale pair per replaced entry; it never grows past
-  // twice the bound for long, since each record pops what it can.
-  while (order_.size() > 2 * capacity_) {
-    auto it = entries_.find(order_.front().first);
-    if (it != entries_.end() && it->second.seq == order_.front().second) entries_.erase(it);
-    order_.pop_front();
-  }
-}
-
-size_t HookDecisions::size() const {
-  std::lock_guard lock(mu_);
-  return entries_.size();
-}
-
-HookRunner::HookRunner(HookRecorder* recorder, FailurePolicy policy, HookDecisions* decisions)
-    : recorder_(recorder), policy_(policy), decisions_(decisions) {}
+HookRunner::HookRunner(HookRecorder* recorder, FailurePolicy policy, HookPath path,
+                       HookDecisions* decisions, const Clock* clock)
+    : recorder_(recorder),
+      policy_(policy),
+      path_(path),
+      decisions_(decisions),
+      clock_(clock != nullptr ? clock : &kSystemClock) {}
 
 void HookRunner::logError(const std::string& message) {
   const uint64_t n = hookErrors_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -224,8 +177,8 @@ Result<HookIntent> HookRunner::run(const HookState& state, const HookPod& pod,
   if (skipHooks(pod)) return intent;
   std::string key;
   if (decisions_ != nullptr && container != nullptr) {
-    key = HookDecisions::key(pod.uid, container->name, stage);
-    if (auto taken = decisions_->take(key, HookDecisions::Clock::now())) {
+    key = HookDecisions::key(pod.uid, container->name, toString(stage));
+    if (auto taken = decisions_->take(key, path_, clock_->now())) {
       shared_.fetch_add(1, std::memory_order_relaxed);
       return std::move(*taken);
     }
@@ -243,7 +196,7 @@ Result<HookIntent> HookRunner::run(const HookState& state, const HookPod& pod,
     logError(s.error().message);
     if (failFast && policy_ == FailurePolicy::kFail) return s.error();
   }
-  if (!key.empty()) decisions_->record(std::move(key), intent, HookDecisions::Clock::now());
+  if (!key.empty()) decisions_->record(std::move(key), path_, intent, clock_->now());
   return intent;
 }
 

@@ -24,6 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/clock.h"
+#include "qos/hook_decisions.h"
 #include "qos/runtime_hooks.h"
 
 namespace koord {
@@ -134,39 +136,6 @@ std::optional<HookStage> parseHookStage(std::string_view name);
 // PreUpdateContainerResources, Resctrl at PreRemoveRunPodSandbox, none elsewhere.
 std::span<const HookName> hooksAt(HookStage stage);
 
-// One decision per container when both paths see the same call: containerd 1.7
-// behind koord-runtime-proxy asks the proxy's hook server first, then NRI, within
-// milliseconds. Whichever path decides first records the intent; the other takes
-// it (and it is dropped) if it asks within `ttl`. Bounded: at most `capacity`
-// entries, the oldest dropped first. Thread-safe.
-class HookDecisions {
- public:
-  using Clock = std::chrono::steady_clock;
-  explicit HookDecisions(size_t capacity = 1024, Clock::duration ttl = std::chrono::seconds(5));
-
-  // The recorded intent for (pod uid, container, stage), taken out; nullopt if
-  // none was recorded within ttl of `now`.
-  std::optional<HookIntent> take(const std::string& key, Clock::time_point now);
-  void record(std::string key, const HookIntent& intent, Clock::time_point now);
-  static std::string key(std::string_view uid, std::string_view container, HookStage stage);
-  size_t size() const;
-
- private:
-  struct Entry {
-    HookIntent intent;
-    Clock::time_point at;
-    uint64_t seq;
-  };
-  void dropExpired(Clock::time_point now);
-
-  size_t capacity_;
-  Clock::duration ttl_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;
-  std::deque<std::pair<std::string, uint64_t>> order_;  // insertion order, for the bound
-  uint64_t seq_ = 0;
-};
-
 // Runs a stage's hooks for one call, as both adapters do: the skip-hookserver
 // label, each hook timed into the recorder, errors logged (1st, 2nd, 4th, ...)
 // and counted; Ignore: a failing hook adds nothing and the call goes on; Fail
@@ -174,7 +143,10 @@ class HookDecisions {
 // operation. Thread-safe: calls come from the adapters' own threads.
 class HookRunner {
  public:
-  HookRunner(HookRecorder* recorder, FailurePolicy policy, HookDecisions* decisions = nullptr);
+  // `path` is the caller's; `decisions`, when given, is shared with the other path
+  // (only when both run); `clock` (nullptr: the system's) times the decisions.
+  HookRunner(HookRecorder* recorder, FailurePolicy policy, HookPath path,
+             HookDecisions* decisions = nullptr, const Clock* clock = nullptr);
 
   // `container` null: the pod's hooks; else that container of `pod`. With
   // decisions, a container stage first takes what the other path decided.
@@ -190,7 +162,9 @@ class HookRunner {
  private:
   HookRecorder* recorder_;
   FailurePolicy policy_;
+  HookPath path_;
   HookDecisions* decisions_;
+  const Clock* clock_;
   std::atomic<uint64_t> hookErrors_{0};
   std::atomic<uint64_t> shared_{0};
 };

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,45 +16,7 @@
 
 namespace koord::runtimeproxy {
 
-const char* rpcName(Rpc rpc) {
-  switch (rpc) {
-    case Rpc::kPreRunPodSandbox:
-      return "PreRunPodSandboxHook";
-    case Rpc::kPostStopPodSandbox:
-      return "PostStopPodSandboxHook";
-    case Rpc::kPreCreateContainer:
-      return "PreCreateContainerHook";
-    case Rpc::kPreStartContainer:
-      return "PreStartContainerHook";
-    case Rpc::kPostStartContainer:
-      return "PostStartContainerHook";
-    case Rpc::kPostStopContainer:
-      return "PostStopContainerHook";
-    case Rpc::kPreUpdateContainerResources:
-      return "PreUpdateContainerResourcesHook";
-  }
-  return "unknown";
-}
-
-HookStage stageOf(Rpc rpc) {
-  switch (rpc) {
-    case Rpc::kPreRunPodSandbox:
-      return HookStage::kPreRunPodSandbox;
-    case Rpc::kPostStopPodSandbox:
-      return HookStage::kPostStopPodSandbox;
-    case Rpc::kPreCreateContainer:
-      return HookStage::kPreCreateContainer;
-    case Rpc::kPreStartContainer:
-      return HookStage::kPreStartContainer;
-    case Rpc::kPostStartContainer:
-      return HookStage::kPostStartContainer;
-    case Rpc::kPostStopContainer:
-      return HookStage::kPostStopContainer;
-    case Rpc::kPreUpdateContainerResources:
-      return HookStage::kPreUpdateContainerResources;
-  }
-  return HookStage::kPreCreateContainer;
-}
+std::string rpcName(HookStage stage) { return std::string(toString(stage)) + "Hook"; }
 
 const char* toString(Outcome o) {
   switch (o) {
@@ -71,16 +34,16 @@ const char* toString(Outcome o) {
 
 uint64_t HookServerStatus::total() const {
   uint64_t n = 0;
-  for (const auto& rpc : calls) {
-    for (uint64_t c : rpc) n += c;
+  for (const auto& stage : calls) {
+    for (uint64_t c : stage) n += c;
   }
   return n;
 }
 
 uint64_t HookServerStatus::failed() const {
   uint64_t n = 0;
-  for (const auto& rpc : calls) {
-    for (int o = 1; o < kOutcomeCount; ++o) n += rpc[static_cast<size_t>(o)];
+  for (const auto& stage : calls) {
+    for (size_t o = 1; o < kOutcomeCount; ++o) n += stage[o];
   }
   return n;
 }
@@ -94,85 +57,113 @@ Outcome outcomeOf(CallCode code) {
     case CallCode::kInvalidArgument:
       return Outcome::kInvalidArgument;
     case CallCode::kFailedPrecondition:
-      return Outcome::kFailedPrecondition;
-    case CallCode::kResourceExhausted:
-      return Outcome::kBusy;
+      break;
   }
   return Outcome::kFailedPrecondition;
+}
+
+// Whether something accepts connections on the unix socket at `path`.
+bool socketServed(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    ::close(fd);
+    return false;
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  const bool served = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return served;
 }
 
 }  // namespace
 
 // The generated service, each RPC one admission, one ProxyHooks call, one count.
-class HookServer::Service final : public api::RuntimeHookService::Service {
+// The generated service on gRPC's callback API: a handler computes the answer and
+// hands it to gRPC, which sends it without holding a thread. (The sync API's
+// threads wait until the answer is sent: a client that stops reading held one
+// thread per open stream, and enough of them stopped every other caller.)
+class HookServer::Service final : public api::RuntimeHookService::CallbackService {
  public:
   explicit Service(HookServer& server) : server_(&server) {}
 
-  grpc::Status PreRunPodSandboxHook(grpc::ServerContext*, const api::PodSandboxHookRequest* req,
-                                    api::PodSandboxHookResponse* resp) override {
-    return sandbox(Rpc::kPreRunPodSandbox, *req, resp);
+  grpc::ServerUnaryReactor* PreRunPodSandboxHook(grpc::CallbackServerContext* ctx,
+                                                 const api::PodSandboxHookRequest* req,
+                                                 api::PodSandboxHookResponse* resp) override {
+    return reply(ctx, sandbox(HookStage::kPreRunPodSandbox, *req, resp));
   }
-  grpc::Status PostStopPodSandboxHook(grpc::ServerContext*, const api::PodSandboxHookRequest* req,
-                                      api::PodSandboxHookResponse* resp) override {
-    return sandbox(Rpc::kPostStopPodSandbox, *req, resp);
+  grpc::ServerUnaryReactor* PostStopPodSandboxHook(grpc::CallbackServerContext* ctx,
+                                                   const api::PodSandboxHookRequest* req,
+                                                   api::PodSandboxHookResponse* resp) override {
+    return reply(ctx, sandbox(HookStage::kPostStopPodSandbox, *req, resp));
   }
-  grpc::Status PreCreateContainerHook(grpc::ServerContext*,
-                                      const api::ContainerResourceHookRequest* req,
-                                      api::ContainerResourceHookResponse* resp) override {
-    return container(Rpc::kPreCreateContainer, *req, resp);
+  grpc::ServerUnaryReactor* PreCreateContainerHook(
+      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
+      api::ContainerResourceHookResponse* resp) override {
+    return reply(ctx, container(HookStage::kPreCreateContainer, *req, resp));
   }
-  grpc::Status PreStartContainerHook(grpc::ServerContext*,
-                                     const api::ContainerResourceHookRequest* req,
-                                     api::ContainerResourceHookResponse* resp) override {
-    return container(Rpc::kPreStartContainer, *req, resp);
+  grpc::ServerUnaryReactor* PreStartContainerHook(
+      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
+      api::ContainerResourceHookResponse* resp) override {
+    return reply(ctx, container(HookStage::kPreStartContainer, *req, resp));
   }
-  grpc::Status PostStartContainerHook(grpc::ServerContext*,
-                                      const api::ContainerResourceHookRequest* req,
-                                      api::ContainerResourceHookResponse* resp) override {
-    return container(Rpc::kPostStartContainer, *req, resp);
+  grpc::ServerUnaryReactor* PostStartContainerHook(
+      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
+      api::ContainerResourceHookResponse* resp) override {
+    return reply(ctx, container(HookStage::kPostStartContainer, *req, resp));
   }
-  grpc::Status PostStopContainerHook(grpc::ServerContext*,
-                                     const api::ContainerResourceHookRequest* req,
-                                     api::ContainerResourceHookResponse* resp) override {
-    return container(Rpc::kPostStopContainer, *req, resp);
+  grpc::ServerUnaryReactor* PostStopContainerHook(
+      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
+      api::ContainerResourceHookResponse* resp) override {
+    return reply(ctx, container(HookStage::kPostStopContainer, *req, resp));
   }
-  grpc::Status PreUpdateContainerResourcesHook(grpc::ServerContext*,
-                                               const api::ContainerResourceHookRequest* req,
-                                               api::ContainerResourceHookResponse* resp) override {
-    return container(Rpc::kPreUpdateContainerResources, *req, resp);
+  grpc::ServerUnaryReactor* PreUpdateContainerResourcesHook(
+      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
+      api::ContainerResourceHookResponse* resp) override {
+    return reply(ctx, container(HookStage::kPreUpdateContainerResources, *req, resp));
   }
 
  private:
-  template <typename Resp>
-  grpc::Status finish(Rpc rpc, CallResult<Resp>& result, Resp* resp) {
+  static grpc::ServerUnaryReactor* reply(grpc::CallbackServerContext* ctx, grpc::Status status) {
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    reactor->Finish(std::move(status));
+    return reactor;
+  }
+
+  // One call: a slot (released however the call ends), the answer, one count.
+  template <typename Req, typename Resp, typename Answer>
+  grpc::Status serve(HookStage stage, const Req& req, Resp* resp, Answer answer) {
+    const auto start = std::chrono::steady_clock::now();
+    HookServer::Slot slot(*server_);
+    if (!slot.admitted()) {
+      server_->count(stage, Outcome::kBusy, std::chrono::steady_clock::now() - start);
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          rpcName(stage) + ": too many hook calls in flight");
+    }
+    auto result = answer(server_->hooks(), stage, req);
+    const auto took = std::chrono::steady_clock::now() - start;
     if (result.ok()) {
       *resp = std::move(*result.value);
-      server_->finish(rpc, Outcome::kOk);
+      server_->count(stage, Outcome::kOk, took);
       return grpc::Status::OK;
     }
-    server_->finish(rpc, outcomeOf(result.error->code));
+    server_->count(stage, outcomeOf(result.error->code), took);
     return grpc::Status(static_cast<grpc::StatusCode>(result.error->code),
                         std::move(result.error->message));
   }
 
-  grpc::Status busy(Rpc rpc) {
-    server_->finish(rpc, Outcome::kBusy);
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        std::string(rpcName(rpc)) + ": too many hook calls in flight");
-  }
-
-  grpc::Status sandbox(Rpc rpc, const api::PodSandboxHookRequest& req,
+  grpc::Status sandbox(HookStage stage, const api::PodSandboxHookRequest& req,
                        api::PodSandboxHookResponse* resp) {
-    if (!server_->admit()) return busy(rpc);
-    auto result = server_->hooks().podSandbox(stageOf(rpc), req);
-    return finish(rpc, result, resp);
+    return serve(stage, req, resp,
+                 [](ProxyHooks& h, HookStage s, const auto& r) { return h.podSandbox(s, r); });
   }
 
-  grpc::Status container(Rpc rpc, const api::ContainerResourceHookRequest& req,
+  grpc::Status container(HookStage stage, const api::ContainerResourceHookRequest& req,
                          api::ContainerResourceHookResponse* resp) {
-    if (!server_->admit()) return busy(rpc);
-    auto result = server_->hooks().container(stageOf(rpc), req);
-    return finish(rpc, result, resp);
+    return serve(stage, req, resp,
+                 [](ProxyHooks& h, HookStage s, const auto& r) { return h.container(s, r); });
   }
 
   HookServer* server_;
@@ -195,6 +186,11 @@ Status prepareSocketPath(const std::string& path) {
   if (!S_ISSOCK(st.st_mode)) {
     return makeError(path + ": exists and is not a socket; not replacing it");
   }
+  if (socketServed(path)) {
+    return makeError(path +
+                     ": another process serves this socket (another agent?); not taking "
+                     "it over");
+  }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     const int err = errno;
     return makeError(path + ": removing the stale socket: " + std::strerror(err), err);
@@ -207,18 +203,16 @@ HookServer::HookServer(HookServerConfig config, ProxyHooks& hooks)
 
 HookServer::~HookServer() { stop(std::chrono::milliseconds(0)); }
 
-bool HookServer::admit() {
-  if (inFlight_.fetch_add(1, std::memory_order_acq_rel) >= config_.maxInFlight) {
-    inFlight_.fetch_sub(1, std::memory_order_acq_rel);
-    return false;
-  }
-  return true;
-}
+HookServer::Slot::Slot(HookServer& s)
+    : server_(&s),
+      admitted_(s.inFlight_.fetch_add(1, std::memory_order_acq_rel) < s.config_.maxInFlight) {}
 
-void HookServer::finish(Rpc rpc, Outcome outcome) {
-  if (outcome != Outcome::kBusy) inFlight_.fetch_sub(1, std::memory_order_acq_rel);
-  calls_[static_cast<size_t>(rpc)][static_cast<size_t>(outcome)].fetch_add(
+HookServer::Slot::~Slot() { server_->inFlight_.fetch_sub(1, std::memory_order_acq_rel); }
+
+void HookServer::count(HookStage stage, Outcome outcome, std::chrono::steady_clock::duration took) {
+  calls_[static_cast<size_t>(stage)][static_cast<size_t>(outcome)].fetch_add(
       1, std::memory_order_relaxed);
+  if (took > config_.deadline) overDeadline_.fetch_add(1, std::memory_order_relaxed);
 }
 
 Status HookServer::start() {
@@ -245,9 +239,6 @@ Status HookServer::start() {
   grpc::ResourceQuota quota("koordlet-runtime-hook-server");
   quota.SetMaxThreads(config_.maxThreads);
   builder.SetResourceQuota(quota);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.maxStreamsPerConnection);
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
                              static_cast<int>(config_.handshakeTimeout.count()));
@@ -281,7 +272,6 @@ void HookServer::stop(std::chrono::milliseconds grace) {
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
   server_.reset();
-  if (config_.network == "unix") ::unlink(config_.address.c_str());
   lastError_ = "stopped";
 }
 
@@ -290,11 +280,12 @@ HookServerStatus HookServer::status() const {
   st.serving = server_ != nullptr;
   st.endpoint = endpoint_;
   st.lastError = lastError_;
-  for (size_t r = 0; r < kRpcCount; ++r) {
+  for (size_t r = 0; r < kStageCount; ++r) {
     for (size_t o = 0; o < kOutcomeCount; ++o) {
       st.calls[r][o] = calls_[r][o].load(std::memory_order_relaxed);
     }
   }
+  st.overDeadline = overDeadline_.load(std::memory_order_relaxed);
   return st;
 }
 

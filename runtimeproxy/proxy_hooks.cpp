@@ -109,8 +109,8 @@ api::ContainerResourceHookResponse responseFor(const HookIntent& intent,
 }
 
 ProxyHooks::ProxyHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy,
-                       HookDecisions* decisions)
-    : store_(&store), runner_(recorder, policy, decisions) {}
+                       HookDecisions* decisions, const Clock* clock)
+    : store_(&store), runner_(recorder, policy, HookPath::kProxy, decisions, clock) {}
 
 CallResult<api::PodSandboxHookResponse> ProxyHooks::podSandbox(
     HookStage stage, const api::PodSandboxHookRequest& req) {

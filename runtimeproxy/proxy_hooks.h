@@ -1,7 +1,8 @@
 // ProxyHooks: the answers of koord-runtime-proxy's RuntimeHookService, from the
 // same policy as the NRI plugin (qos/runtime_hooks.h through qos/hook_runtime.h)
-// and the same HookState. Pure: messages in, messages or an error out; the gRPC
-// server (hook_server.h) only carries them.
+// and the same HookState. Messages in, messages or an error out, with no I/O but
+// the hooks' timing and rate-limited log lines; the gRPC server (hook_server.h)
+// only carries them.
 //
 // What the proxy does with an answer (../shared/reference/runtime-proxy.md) decides
 // what is sent, field by field, so that nothing changes that the policy did not
@@ -46,7 +47,6 @@ enum class CallCode : int {
   kOk = 0,
   kInvalidArgument = 3,
   kFailedPrecondition = 9,
-  kResourceExhausted = 8,
 };
 
 struct CallError {
@@ -73,8 +73,9 @@ api::ContainerResourceHookResponse responseFor(const HookIntent& intent,
 
 class ProxyHooks {
  public:
+  // `decisions`, when given, is shared with the NRI plugin (both paths on).
   ProxyHooks(const HookStateStore& store, HookRecorder* recorder, FailurePolicy policy,
-             HookDecisions* decisions = nullptr);
+             HookDecisions* decisions = nullptr, const Clock* clock = nullptr);
 
   // PreRunPodSandbox, PostStopPodSandbox.
   CallResult<api::PodSandboxHookResponse> podSandbox(HookStage stage,

@@ -787,3 +787,40 @@ TEST_CASE("the eviction flags default to koordlet's and set their option", "[opt
   CHECK(o.evictionGracePeriodSeconds == 0);
   CHECK(o.ignored.empty());  // each of them has an effect now
 }
+
+TEST_CASE("the runtime proxy's flags are checked, and host mode serves the host's paths",
+          "[options]") {
+  Options d = parsed({});
+  CHECK(d.enableRuntimeHookServer);
+  CHECK(d.runtimeHooksNetwork == "unix");
+  CHECK(d.runtimeHooksAddr == "/host-var-run-koordlet/koordlet.sock");
+  CHECK(d.runtimeHooksConfigPath == "/host-etc-hookserver/");
+  CHECK(d.runtimeHooksFailurePolicy == "Ignore");
+  Environment host = nodeEnv();
+  host.agentMode = "hostMode";
+  Options h = parsed({}, host);
+  CHECK(h.runtimeHooksAddr == "/var/run/koordlet/koordlet.sock");
+  CHECK(h.runtimeHooksConfigPath == "/etc/runtime/hookserver.d");
+  Options s = parsed({"--runtime-hooks-disable-stages=PreUpdateContainerResources",
+                      "--runtime-hooks-disable-stages=PostStopContainer,PreRunPodSandbox",
+                      "--runtime-hooks-failure-policy=Fail", "--runtime-hooks-network=tcp"});
+  CHECK(s.runtimeHooksDisableStages == std::vector<std::string>{"PreUpdateContainerResources",
+                                                                "PostStopContainer",
+                                                                "PreRunPodSandbox"});
+  CHECK(s.runtimeHooksFailurePolicy == "Fail");
+  CHECK(s.runtimeHooksNetwork == "tcp");
+  struct Bad {
+    std::string arg, says;
+  };
+  for (const Bad& b :
+       {Bad{"--runtime-hooks-network=udp", "want unix, tcp, tcp4 or tcp6, got \"udp\""},
+        Bad{"--runtime-hooks-failure-policy=ignore", "want Ignore or Fail"},
+        Bad{"--runtime-hooks-disable-stages=PreCreate",
+            "\"PreCreate\" for flag "
+            "-runtime-hooks-disable-stages"}}) {
+    INFO(b.arg);
+    auto r = parseOptions({b.arg}, nodeEnv());
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains(b.says));
+  }
+}

@@ -33,6 +33,7 @@
 #include "tests/support/poll.h"
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
+#include "tests/support/unix_socket.h"
 
 namespace {
 
@@ -44,6 +45,7 @@ using koord::test::waitFor;
 using json = nlohmann::json;
 namespace api = ::runtime::v1alpha1;
 using namespace std::chrono_literals;
+using koord::test::connectUnix;
 
 constexpr auto kLimit = 20s;
 const std::string kBeUid = "6f1c2a9e-1b7d-4c55-9d0e-3a2b1c4d5e6f";
@@ -95,18 +97,6 @@ api::ContainerResourceHookRequest containerReq(const std::string& uid, const std
   r->set_oom_score_adj(1000);
   r->set_cpuset_cpus("0-1");
   return req;
-}
-
-int connectUnix(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 struct Client {

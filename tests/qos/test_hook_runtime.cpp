@@ -86,43 +86,93 @@ TEST_CASE(
   CHECK(alone->containers.at(0).requests.cpuMilli == 9000);
 }
 
-TEST_CASE("a decision is taken once, only within its time to live", "[hook-runtime]") {
+TEST_CASE("a decision is taken once, by the other path, only within its time to live",
+          "[hook-decisions]") {
   HookDecisions d(8, 5s);
-  const auto t0 = HookDecisions::Clock::time_point{} + 1h;
+  const auto t0 = HookDecisions::TimePoint{} + 1h;
   HookIntent i;
   i.cpuShares = 1024;
-  const std::string key = HookDecisions::key("u", "main", HookStage::kPreCreateContainer);
-  d.record(key, i, t0);
-  CHECK_FALSE(
-      d.take(HookDecisions::key("u", "main", HookStage::kPreUpdateContainerResources), t0 + 1s)
-          .has_value());
-  auto taken = d.take(key, t0 + 4s);
+  const std::string key = HookDecisions::key("u", "main", "PreCreateContainer");
+  d.record(key, HookPath::kProxy, i, t0);
+  CHECK_FALSE(d.take(HookDecisions::key("u", "main", "PreUpdateContainerResources"), HookPath::kNri,
+                     t0 + 1s)
+                  .has_value());
+  // The path that decided does not get its own decision back.
+  CHECK_FALSE(d.take(key, HookPath::kProxy, t0 + 1s).has_value());
+  auto taken = d.take(key, HookPath::kNri, t0 + 4s);
   REQUIRE(taken.has_value());
   CHECK(taken->cpuShares == 1024);
-  CHECK_FALSE(d.take(key, t0 + 4s).has_value());  // taken out
-  d.record(key, i, t0);
-  CHECK_FALSE(d.take(key, t0 + 5s).has_value());  // expired
+  CHECK_FALSE(d.take(key, HookPath::kNri, t0 + 4s).has_value());  // taken out
+  d.record(key, HookPath::kNri, i, t0);
+  CHECK_FALSE(d.take(key, HookPath::kProxy, t0 + 5s).has_value());  // expired
   CHECK(d.size() == 0);
 }
 
-TEST_CASE("the decision memo holds at most its capacity, dropping the oldest", "[hook-runtime]") {
+TEST_CASE("the decision memo holds at most its capacity, dropping the oldest", "[hook-decisions]") {
   HookDecisions d(4, 5s);
-  const auto t0 = HookDecisions::Clock::time_point{} + 1h;
+  const auto t0 = HookDecisions::TimePoint{} + 1h;
   HookIntent i;
-  for (int n = 0; n < 100; ++n) {
+  auto keyOf = [](int n) {
     std::string uid = "u";  // not "u" + to_string: g++ 12's false -Wrestrict
     uid += std::to_string(n);
-    d.record(HookDecisions::key(uid, "c", HookStage::kPreCreateContainer), i, t0);
+    return HookDecisions::key(uid, "c", "PreCreateContainer");
+  };
+  for (int n = 0; n < 100; ++n) {
+    d.record(keyOf(n), HookPath::kProxy, i, t0);
     CHECK(d.size() <= 4);
   }
   CHECK(d.size() == 4);
-  CHECK_FALSE(d.take(HookDecisions::key("u95", "c", HookStage::kPreCreateContainer), t0));
-  CHECK(d.take(HookDecisions::key("u96", "c", HookStage::kPreCreateContainer), t0));
-  CHECK(d.take(HookDecisions::key("u99", "c", HookStage::kPreCreateContainer), t0));
-  // Re-recording one key many times keeps one entry.
-  for (int n = 0; n < 100; ++n) {
-    d.record(HookDecisions::key("same", "c", HookStage::kPreCreateContainer), i, t0);
-  }
+  CHECK_FALSE(d.take(keyOf(95), HookPath::kNri, t0));
+  CHECK(d.take(keyOf(96), HookPath::kNri, t0));
+  CHECK(d.take(keyOf(99), HookPath::kNri, t0));
+  // Re-recording one key many times keeps one entry and the bound.
+  const std::string same = HookDecisions::key("same", "c", "PreCreateContainer");
+  for (int n = 0; n < 100; ++n) d.record(same, HookPath::kProxy, i, t0);
   CHECK(d.size() <= 4);
-  CHECK(d.take(HookDecisions::key("same", "c", HookStage::kPreCreateContainer), t0));
+  CHECK(d.take(same, HookPath::kNri, t0));
+}
+
+TEST_CASE(
+    "a runner on one path decides afresh what it asks twice, and takes the other path's "
+    "decision, on the injected clock",
+    "[hook-decisions]") {
+  ManualClock clock;
+  HookDecisions d(8, 5s);
+  HookState state;
+  state.spec = defaultNodeSlo();
+  state.context.spec = &state.spec;
+  HookPod pod;
+  pod.uid = "u";
+  pod.ns = "default";
+  pod.name = "be";
+  pod.rawQos = KoordQos::kBE;
+  pod.kubeQos = KubeQos::kBestEffort;
+  HookContainer c;
+  c.name = "main";
+  c.requests.batchCpuMilli = 1000;
+  pod.containers.push_back(c);
+  HookRunner proxy(nullptr, FailurePolicy::kIgnore, HookPath::kProxy, &d, &clock);
+  HookRunner nri(nullptr, FailurePolicy::kIgnore, HookPath::kNri, &d, &clock);
+  auto first = proxy.run(state, pod, &pod.containers[0], HookStage::kPreCreateContainer, true);
+  REQUIRE(first.ok());
+  CHECK(first->cpuShares == 1024);
+  // The same path again (a retried create) with other resources: decided afresh.
+  pod.containers[0].requests.batchCpuMilli = 2000;
+  auto again = proxy.run(state, pod, &pod.containers[0], HookStage::kPreCreateContainer, true);
+  REQUIRE(again.ok());
+  CHECK(again->cpuShares == 2048);
+  CHECK(proxy.sharedDecisions() == 0);
+  // NRI within the time to live: the proxy's latest decision, whatever it would compute.
+  pod.containers[0].requests.batchCpuMilli = 3000;
+  clock.advance(4s);
+  auto viaNri = nri.run(state, pod, &pod.containers[0], HookStage::kPreCreateContainer, true);
+  REQUIRE(viaNri.ok());
+  CHECK(viaNri->cpuShares == 2048);
+  CHECK(nri.sharedDecisions() == 1);
+  // Past it: decided afresh.
+  (void)proxy.run(state, pod, &pod.containers[0], HookStage::kPreCreateContainer, true);
+  clock.advance(5s);
+  auto late = nri.run(state, pod, &pod.containers[0], HookStage::kPreCreateContainer, true);
+  REQUIRE(late.ok());
+  CHECK(late->cpuShares == 3072);
 }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -21,10 +22,12 @@
 #include "runtimeproxy/hook_api.grpc.pb.h"
 #include "runtimeproxy/hook_server.h"
 #include "tests/support/temp_tree.h"
+#include "tests/support/unix_socket.h"
 
 using namespace koord;
 using namespace koord::runtimeproxy;
 using namespace std::chrono_literals;
+using koord::test::connectUnix;
 
 namespace {
 
@@ -75,22 +78,6 @@ struct Fixture {
   }
 };
 
-uint64_t count(const HookServerStatus& st, Rpc rpc, Outcome o) {
-  return st.calls[static_cast<size_t>(rpc)][static_cast<size_t>(o)];
-}
-
-int connectUnix(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 }  // namespace
 
 TEST_CASE("every RPC of RuntimeHookService answers over the unix socket", "[hook-server]") {
@@ -131,7 +118,8 @@ TEST_CASE("every RPC of RuntimeHookService answers over the unix socket", "[hook
   CHECK(st.endpoint == "unix://" + f.socket);
   CHECK(st.total() == 7);
   CHECK(st.failed() == 0);
-  for (int r = 0; r < kRpcCount; ++r) CHECK(count(st, static_cast<Rpc>(r), Outcome::kOk) == 1);
+  for (HookStage stage : kRpcStages) CHECK(st.count(stage, Outcome::kOk) == 1);
+  CHECK(st.overDeadline == 0);
   struct stat sb {};
   REQUIRE(::stat(f.socket.c_str(), &sb) == 0);
   CHECK((sb.st_mode & 0777) == 0660);
@@ -151,8 +139,8 @@ TEST_CASE("bad input gets InvalidArgument, counted, and the server keeps serving
   CHECK(s.error_message() == "PreCreateContainerHook: pod_meta is missing");
   CHECK(f.create(beRequest(), &resp).ok());
   const HookServerStatus st = f.server->status();
-  CHECK(count(st, Rpc::kPreCreateContainer, Outcome::kInvalidArgument) == 1);
-  CHECK(count(st, Rpc::kPreCreateContainer, Outcome::kOk) == 1);
+  CHECK(st.count(HookStage::kPreCreateContainer, Outcome::kInvalidArgument) == 1);
+  CHECK(st.count(HookStage::kPreCreateContainer, Outcome::kOk) == 1);
 }
 
 TEST_CASE("an oversized message is refused by gRPC before it reaches the hooks", "[hook-server]") {
@@ -175,17 +163,28 @@ TEST_CASE("calls over the in-flight bound are refused at once, never queued", "[
   grpc::Status s = f.create(beRequest(), &resp);
   CHECK(s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
   CHECK(s.error_message() == "PreCreateContainerHook: too many hook calls in flight");
-  CHECK(count(f.server->status(), Rpc::kPreCreateContainer, Outcome::kBusy) == 1);
-  // The admission itself: the bound is exact and a finished call frees its slot.
+  CHECK(f.server->status().count(HookStage::kPreCreateContainer, Outcome::kBusy) == 1);
+  // The admission itself: the bound is exact, and a slot is released however its
+  // call ends (an exception thrown through it included).
   HookServerConfig one;
   one.maxInFlight = 1;
   HookStateStore store;
   ProxyHooks hooks(store, nullptr, FailurePolicy::kIgnore);
   HookServer server(one, hooks);
-  CHECK(server.admit());
-  CHECK_FALSE(server.admit());
-  server.finish(Rpc::kPreCreateContainer, Outcome::kOk);
-  CHECK(server.admit());
+  {
+    HookServer::Slot a(server);
+    CHECK(a.admitted());
+    HookServer::Slot b(server);
+    CHECK_FALSE(b.admitted());
+  }
+  try {
+    HookServer::Slot c(server);
+    CHECK(c.admitted());
+    throw std::runtime_error("a hook threw");
+  } catch (const std::runtime_error&) {
+  }
+  HookServer::Slot d(server);
+  CHECK(d.admitted());
 }
 
 TEST_CASE("garbage bytes close their connection, and a client that says nothing costs nothing else",
@@ -250,6 +249,92 @@ TEST_CASE("a stale socket is replaced and anything else at the path is refused",
   CHECK_FALSE(server.start().ok());
   CHECK_FALSE(server.status().serving);
   CHECK(server.status().lastError == refused.error().message);
+}
+
+TEST_CASE(
+    "a socket another server still serves is not taken over, and stop removes only its "
+    "own socket",
+    "[hook-server]") {
+  Fixture first;
+  HookStateStore store;
+  ProxyHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  HookServerConfig c;
+  c.address = first.socket;
+  HookServer second(c, hooks);
+  auto refused = second.start();
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("another process serves this socket") != std::string::npos);
+  api::ContainerResourceHookResponse resp;
+  CHECK(first.create(beRequest(), &resp).ok());  // the first one still serves
+  first.server->stop();
+  CHECK_FALSE(std::filesystem::exists(first.socket));  // gRPC removes it on shutdown
+  REQUIRE(second.start().ok());                        // and now the path is free
+  CHECK(second.status().serving);
+}
+
+namespace {
+
+// HTTP/2 by hand: a client that sends calls and never reads the answers.
+std::string frame(uint8_t type, uint8_t flags, uint32_t stream, const std::string& payload) {
+  std::string f;
+  f.push_back(static_cast<char>((payload.size() >> 16) & 0xff));
+  f.push_back(static_cast<char>((payload.size() >> 8) & 0xff));
+  f.push_back(static_cast<char>(payload.size() & 0xff));
+  f.push_back(static_cast<char>(type));
+  f.push_back(static_cast<char>(flags));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    f.push_back(static_cast<char>((stream >> shift) & 0xff));
+  return f + payload;
+}
+
+// An HPACK literal header field without indexing, new name (lengths < 127).
+std::string literal(const std::string& name, const std::string& value) {
+  std::string out(1, '\0');
+  out.push_back(static_cast<char>(name.size()));
+  out += name;
+  out.push_back(static_cast<char>(value.size()));
+  out += value;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a client that sends calls and stops reading costs nothing else", "[hook-server]") {
+  Fixture f;
+  const int fd = connectUnix(f.socket);
+  REQUIRE(fd >= 0);
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, "");
+  const std::string headers =
+      literal(":method", "POST") + literal(":scheme", "http") +
+      literal(":path", "/runtime.v1alpha1.RuntimeHookService/PreCreateContainerHook") +
+      literal(":authority", "localhost") + literal("content-type", "application/grpc") +
+      literal("te", "trailers");
+  std::string message = beRequest().SerializeAsString();
+  std::string grpcMessage(1, '\0');
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    grpcMessage.push_back(static_cast<char>((message.size() >> shift) & 0xff));
+  }
+  grpcMessage += message;
+  // 2,000 calls on streams 1, 3, 5, ...: far more answers than the client's 64 KiB
+  // window and the socket's buffer hold, none of them read.
+  for (uint32_t stream = 1; stream < 4000; stream += 2) {
+    out += frame(1, 0x4, stream, headers);      // HEADERS, END_HEADERS
+    out += frame(0, 0x1, stream, grpcMessage);  // DATA, END_STREAM
+  }
+  size_t sent = 0;
+  while (sent < out.size()) {
+    const ssize_t n = ::write(fd, out.data() + sent, out.size() - sent);
+    if (n <= 0) break;  // the server stopped reading us too: fine, bounded
+    sent += static_cast<size_t>(n);
+  }
+  // Meanwhile everyone else is answered.
+  api::ContainerResourceHookResponse resp;
+  for (int i = 0; i < 10; ++i) REQUIRE(f.create(beRequest(), &resp).ok());
+  CHECK(resp.container_resources().cpu_shares() == 2);
+  ::close(fd);
+  for (int i = 0; i < 3; ++i) REQUIRE(f.create(beRequest(), &resp).ok());
 }
 
 TEST_CASE("tcp is served when asked, on the port the kernel picks for :0", "[hook-server]") {
