@@ -7,7 +7,8 @@
 // over the socket a killed agent left.
 //
 // The agent's cgroup root is a directory tree of its own (the hook server writes
-// no cgroup); NRI is on with no runtime socket, so both paths run as in koordlet.
+// no cgroup), its sysfs a 128-CPU capture (the share pools); NRI is on with no
+// runtime socket, so both paths run as in koordlet.
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -131,23 +132,18 @@ TEST_CASE(
   const std::string socket = tmp.path("run/koordlet/koordlet.sock");
   const std::string configDir = tmp.path("hookserver.d");
   const std::vector<std::string> flags = {
-      "--addr=127.0.0.1:0",
-      "--cgroup-root-dir=" + tmp.path("cgroup"),
-      "--proc-root-dir=/proc/",
-      "--var-run-root-dir=" + tmp.path("run"),
-      "--kubelet-insecure-tls=true",
-      "--kubelet-addr=127.0.0.1",
-      "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
-      "--kubelet-sync-interval=1s",
-      "--collect-res-used-interval=300ms",
-      "--cpu-suppress-interval-seconds=0",
-      "--audit-log-dir=" + tmp.path("audit"),
-      "--runtime-hooks-network=unix",
-      "--runtime-hooks-addr=" + socket,
+      "--addr=127.0.0.1:0", "--cgroup-root-dir=" + tmp.path("cgroup"), "--proc-root-dir=/proc/",
+      "--var-run-root-dir=" + tmp.path("run"), "--kubelet-insecure-tls=true",
+      "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+      "--kubelet-sync-interval=1s", "--collect-res-used-interval=300ms",
+      "--cpu-suppress-interval-seconds=0", "--audit-log-dir=" + tmp.path("audit"),
+      "--runtime-hooks-network=unix", "--runtime-hooks-addr=" + socket,
       "--runtime-hooks-host-endpoint=/var/run/koordlet//koordlet.sock",
-      "--runtime-hooks-config-path=" + configDir,
-      "--runtime-hooks-failure-policy=Fail",
-      "--runtime-hooks-disable-stages=PreRemoveRunPodSandbox"};
+      "--runtime-hooks-config-path=" + configDir, "--runtime-hooks-failure-policy=Fail",
+      "--runtime-hooks-disable-stages=PreRemoveRunPodSandbox",
+      // A 128-CPU, 4-NUMA-node capture: the share pools the CPUSetAllocator hook hands out.
+      "--sys-root-dir=" + koord::test::fixturePath("sysfs/arm-128cpu-2socket-4numa"),
+      "--sys-fs-root-dir=" + tmp.path("cgroup"), "--node-topology-sync-interval=1s"};
   auto agent = std::make_unique<AgentProcess>(bin, flags, tmp.path("agent.log"), "e2e-proxy-node");
   auto fail = [&](const std::string& what) {
     FAIL(what << "\n--- agent log ---\n" << agent->log());
@@ -203,10 +199,20 @@ TEST_CASE(
   CHECK(resp.container_resources().cpu_quota() == -1);
   CHECK(resp.container_resources().cpu_shares() == 0);
 
-  // LS (no share pools on this tree: no topology) and a skip-labelled BE pod: nothing.
+  // LS: every share pool once the node topology is computed (the capture's 128 CPUs;
+  // no pod the kubelet lists holds any), and nothing else.
   auto ls = containerReq("ls-uid", "LS", "/kubepods/burstable/podls-uid");
-  REQUIRE(client.create(ls, &resp).ok());
-  CHECK_FALSE(resp.has_container_resources());
+  why = waitFor(kLimit, [&]() -> std::string {
+    if (!client.create(ls, &resp).ok()) return "call failed";
+    return resp.container_resources().cpuset_cpus() == "0-127"
+               ? ""
+               : "LS cpuset: \"" + resp.container_resources().cpuset_cpus() + "\"";
+  });
+  if (!why.empty()) fail(why);
+  CHECK(resp.container_resources().cpu_shares() == 0);
+  CHECK(resp.container_resources().cpu_quota() == 0);
+  CHECK(resp.container_resources().oom_score_adj() == 1000);
+  // A skip-labelled BE pod: nothing.
   auto skipped = fresh;
   skipped.mutable_pod_meta()->set_uid("skip-uid");
   (*skipped.mutable_pod_labels())["runtimeproxy.koordinator.sh/skip-hookserver"] = "true";
@@ -277,6 +283,7 @@ TEST_CASE(
   CHECK(hs["registration"] == "written: " + configDir + "/koordlet.json");
   CHECK(hs["calls"]["PreCreateContainerHook"]["InvalidArgument"] == 3);
   CHECK(hs["calls"]["PreCreateContainerHook"]["OK"].get<int>() >= 26);
+  CHECK(hs["callsOverDeadline"] == 0);
   auto metrics = httpGet(*port, "/metrics");
   REQUIRE(metrics);
   CHECK(metrics->body.find("koordlet_runtime_hook_server_serving{node=\"e2e-proxy-node\"} 1") !=
