@@ -29,6 +29,7 @@ SOURCES = {
     "fuzz_http_request": [],
     "fuzz_nri_session": [],
     "fuzz_nri_ttrpc": [],
+    "fuzz_proxy_hooks": [],
 }
 # File name suffixes a target skips (the kube-api captures hold bodies, headers and
 # watch streams side by side).
