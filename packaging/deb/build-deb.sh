@@ -40,6 +40,10 @@ install -D -m 0644 "$repo/packaging/systemd/koordlet.service" \
   "$root/lib/systemd/system/koordlet.service"
 install -D -m 0644 "$here/koordlet.default" "$root/etc/default/koordlet"
 install -D -m 0644 "$here/nodeslo.yaml" "$root/etc/koordlet/nodeslo.yaml"
+# Where koord-runtime-proxy finds hook servers (its path is hard-coded): the agent writes
+# koordlet.json there, so the unit makes it writable (ProtectSystem=full keeps /etc
+# read-only otherwise) and the package owns it.
+install -d -m 0755 "$root/etc/runtime/hookserver.d"
 install -D -m 0644 "$here/copyright" "$root/usr/share/doc/koordlet-cpp/copyright"
 install -D -m 0644 "$repo/packaging/README.md" "$root/usr/share/doc/koordlet-cpp/README.md"
 

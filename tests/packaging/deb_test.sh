@@ -9,6 +9,7 @@ BIN=$(readlink -f "${1:?usage: deb_test.sh path/to/koordlet}")
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=koordlet-cpp
 UNIT=/lib/systemd/system/koordlet.service
+HOOKS_DIR=/etc/runtime/hookserver.d
 FILES=(/usr/bin/koordlet "$UNIT" /etc/default/koordlet /etc/koordlet/nodeslo.yaml
   "/usr/share/doc/$PKG/copyright" "/usr/share/doc/$PKG/README.md")
 # What deb-systemd-helper leaves for an enabled or masked unit; purge must remove all of it.
@@ -32,11 +33,14 @@ if [ -n "$status" ] && [ "$status" != not-installed ]; then
   fail "$PKG is already on this machine (dpkg status: $status); this test installs and" \
     "purges it, so it will not touch that installation: dpkg --purge $PKG first"
 fi
-for f in "${FILES[@]}" /etc/koordlet "${DSH_STATE[@]}"; do
+for f in "${FILES[@]}" /etc/koordlet "${DSH_STATE[@]}" "$HOOKS_DIR/koordlet.json"; do
   if [ -e "$f" ] || [ -L "$f" ]; then
     fail "$f exists while $PKG is not installed: refusing to overwrite it"
   fi
 done
+# The proxy's directory may be there already (another hook server's): then it stays.
+HOOKS_DIR_BEFORE=0
+[ -d "$HOOKS_DIR" ] && HOOKS_DIR_BEFORE=1
 
 INSTALLED=0
 AGENT=""
@@ -130,7 +134,8 @@ grep -q "^License: $license\$" "$WORK/tree/usr/share/doc/$PKG/copyright" ||
 # writable cgroupfs and /sys.
 for line in 'Environment=agent_mode=hostMode' 'EnvironmentFile=-/etc/default/koordlet' \
   'ExecStart=/usr/bin/koordlet $KOORDLET_ARGS' 'Restart=always' 'RuntimeDirectory=koordlet' \
-  'RuntimeDirectoryPreserve=yes' 'WantedBy=multi-user.target'; do
+  'RuntimeDirectoryPreserve=yes' 'WantedBy=multi-user.target' \
+  'ReadWritePaths=-/etc/runtime/hookserver.d'; do
   grep -qxF "$line" "$WORK/tree$UNIT" || fail "the unit lacks '$line'"
 done
 grep -Eq '^(ProtectControlGroups|ProtectKernelTunables)=(yes|true)' "$WORK/tree$UNIT" &&
@@ -213,7 +218,12 @@ dpkg_do -i "$DEB" >"$WORK/reinstall.out"
 grep -q 'edited by deb_test' /etc/default/koordlet || fail "reinstall replaced the edited conffile"
 
 # --- remove, then purge ---------------------------------------------------------------
+[ -d "$HOOKS_DIR" ] || fail "$HOOKS_DIR not installed"
+# What a running agent leaves there (it keeps it on exit, as koordlet): remove takes it.
+echo '{}' >"$HOOKS_DIR/koordlet.json"
 dpkg_do -r "$PKG" >"$WORK/remove.out"
+[ -e "$HOOKS_DIR/koordlet.json" ] && fail "dpkg -r left the agent's registration $HOOKS_DIR/koordlet.json"
+if [ $HOOKS_DIR_BEFORE = 0 ] && [ -e "$HOOKS_DIR" ]; then fail "dpkg -r left $HOOKS_DIR"; fi
 [ "$(pkg_status)" = config-files ] || fail "dpkg status after -r: $(pkg_status)"
 if [ -e /usr/bin/koordlet ] || [ -e "$UNIT" ]; then fail "dpkg -r left the binary or the unit"; fi
 [ -f /etc/default/koordlet ] || fail "dpkg -r removed a conffile"
