@@ -2,6 +2,7 @@
 // default as koordlet always serves it): the gRPC hook server on gRPC's own
 // threads, answering from the HookState this loop publishes, and koordlet.json in
 // --runtime-hooks-config-path for the proxy to find it.
+#include <filesystem>
 #include <sstream>
 #include <vector>
 
@@ -90,7 +91,10 @@ void Agent::registerHookServer() {
       enabledHooks(hookGates()), disabledStages(opts_.runtimeHooksDisableStages));
   const std::string content = runtimeproxy::registrationJson(
       opts_.runtimeHooksHostEndpoint, opts_.runtimeHooksFailurePolicy, stages);
-  const std::string path = opts_.runtimeHooksConfigPath + "/" + runtimeproxy::kRegistrationFile;
+  const std::string path =
+      (std::filesystem::path(opts_.runtimeHooksConfigPath) / runtimeproxy::kRegistrationFile)
+          .lexically_normal()
+          .string();
   if (opts_.dryRun) {
     // A dry run changes nothing the node's runtime does: the proxy is not told.
     registration_ = "not written (dry run): " + path;

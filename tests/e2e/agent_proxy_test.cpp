@@ -321,4 +321,42 @@ TEST_CASE(
   });
   if (!why.empty()) fail(why);
   CHECK(agent->log().find("registered with koord-runtime-proxy") != std::string::npos);
+
+  // 7. A second agent on the same socket (a node where one is terminating): it does
+  // not take over the serving one's socket, says so once, and serves once it is free.
+  auto second =
+      std::make_unique<AgentProcess>(bin, flags, tmp.path("agent4.log"), "e2e-proxy-node");
+  auto secondPort = second->waitForServingPort(kLimit);
+  if (!secondPort) FAIL("the fourth agent did not start serving\n" << second->log());
+  why = waitFor(kLimit, [&]() -> std::string {
+    auto r = httpGet(*secondPort, "/readyz");
+    if (!r) return "no readyz";
+    return r->body.find("runtime hook server: not serving (" + socket +
+                        ": another process serves this socket") != std::string::npos
+               ? ""
+               : "readyz: " + r->body;
+  });
+  if (!why.empty()) FAIL(why << "\n--- agent log ---\n" << second->log());
+  CHECK(client.create(fresh, &resp).ok());  // the first one still answers
+  status = agent->terminate(10s);
+  REQUIRE(status.has_value());
+  why = waitFor(30s, [&]() -> std::string {
+    auto r = httpGet(*secondPort, "/readyz");
+    if (!r) return "no readyz";
+    return r->body.find("runtime hook server: serving on unix://" + socket) != std::string::npos
+               ? ""
+               : "readyz: " + r->body;
+  });
+  if (!why.empty()) FAIL(why << "\n--- agent log ---\n" << second->log());
+  const std::string log = second->log();
+  size_t warned = 0;
+  for (size_t at = log.find("runtime proxy hook server not serving"); at != std::string::npos;
+       at = log.find("runtime proxy hook server not serving", at + 1)) {
+    ++warned;
+  }
+  CHECK(warned == 1);
+  CHECK(log.find("failed tries)") != std::string::npos);
+  Client last(socket);
+  REQUIRE(last.create(fresh, &resp).ok());
+  CHECK(resp.container_resources().cpu_shares() == 1024);
 }
