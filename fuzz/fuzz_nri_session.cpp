@@ -4,44 +4,14 @@
 // state with every hook on. Our replies are decoded back as the runtime would.
 #include <memory>
 
+#include "fuzz/fuzz_hook_state.h"
 #include "fuzz/fuzz_support.h"
 #include "nri/nri_hooks.h"
 #include "nri/plugin_session.h"
-#include "qos/slo_config.h"
 
 namespace kn = koord::nri;
 
 namespace {
-
-constexpr std::string_view kSpec = R"(resourceUsedThresholdWithBE:
-  enable: true
-  cpuSuppressPolicy: cfsQuota
-cpuBurstStrategy:
-  policy: auto
-resourceQOSStrategy:
-  lsClass:
-    memoryQOS: {enable: true}
-    resctrlQOS: {enable: true}
-  beClass:
-    memoryQOS: {enable: true}
-    resctrlQOS: {enable: true}
-)";
-
-koord::HookStateStore& store() {
-  static koord::HookStateStore* s = [] {
-    auto* st = new koord::HookStateStore;
-    auto state = std::make_shared<koord::HookState>();
-    auto spec = koord::parseNodeSlo(kSpec, "fuzz.yaml");
-    if (!spec.ok()) __builtin_trap();  // the spec above is valid
-    state->spec = *spec;
-    state->context.resctrl = true;
-    state->context.memoryQos = true;
-    state->context.nodeAllocatableMemory = int64_t{64} << 30;
-    st->publish(std::move(state));
-    return st;
-  }();
-  return *s;
-}
 
 // Our replies must always be frames the runtime can take apart.
 void checkOutput(const std::string& out) {
@@ -63,7 +33,7 @@ void checkOutput(const std::string& out) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   koord::fuzz::quietLogs();
   const std::string_view in = koord::fuzz::text(data, size);
-  kn::NriHooks hooks(store(), nullptr, koord::FailurePolicy::kIgnore);
+  kn::NriHooks hooks(koord::fuzz::hookStore(), nullptr, koord::FailurePolicy::kIgnore);
   kn::PluginSession session(kn::SessionConfig{}, hooks);
   (void)session.start();
   // Reads of up to 4 KiB, as a socket returns them, cut where the input's bytes say.

@@ -6,54 +6,19 @@
 // an error must be InvalidArgument (with Ignore, no hook error fails a call).
 #include <memory>
 
+#include "fuzz/fuzz_hook_state.h"
 #include "fuzz/fuzz_support.h"
-#include "qos/slo_config.h"
 #include "runtimeproxy/hook_server.h"
 #include "runtimeproxy/proxy_hooks.h"
 
 namespace kp = koord::runtimeproxy;
-
-namespace {
-
-constexpr std::string_view kSpec = R"(resourceUsedThresholdWithBE:
-  enable: true
-  cpuSuppressPolicy: cfsQuota
-cpuBurstStrategy:
-  policy: auto
-resourceQOSStrategy:
-  lsClass:
-    memoryQOS: {enable: true}
-  beClass:
-    memoryQOS: {enable: true}
-)";
-
-koord::HookStateStore& store() {
-  static koord::HookStateStore* s = [] {
-    auto* st = new koord::HookStateStore;
-    auto state = std::make_shared<koord::HookState>();
-    auto spec = koord::parseNodeSlo(kSpec, "fuzz.yaml");
-    if (!spec.ok()) __builtin_trap();  // the spec above is valid
-    state->spec = *spec;
-    state->context.memoryQos = true;
-    state->context.version = koord::CgroupVersion::kV2;
-    state->context.nodeAllocatableMemory = int64_t{64} << 30;
-    auto rule = std::make_shared<koord::CpuSetRule>();
-    rule->sharePools = {koord::CpuSharePool{0, 0, {0, 1, 2, 3}}};
-    state->context.cpusetRule = rule;
-    st->publish(std::move(state));
-    return st;
-  }();
-  return *s;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   koord::fuzz::quietLogs();
   if (size == 0) return 0;
   const koord::HookStage stage = kp::kRpcStages[data[0] % std::size(kp::kRpcStages)];
   const std::string_view body = koord::fuzz::text(data + 1, size - 1);
-  kp::ProxyHooks hooks(store(), nullptr, koord::FailurePolicy::kIgnore);
+  kp::ProxyHooks hooks(koord::fuzz::hookStore(), nullptr, koord::FailurePolicy::kIgnore);
   if (stage == koord::HookStage::kPreRunPodSandbox ||
       stage == koord::HookStage::kPostStopPodSandbox) {
     kp::api::PodSandboxHookRequest req;
