@@ -2,10 +2,13 @@
 // everything below gets what it needs as values.
 #include <unistd.h>
 
+#include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <iostream>
 #include <utility>
 
+#include <google/protobuf/stubs/logging.h>
 #include <boost/asio/io_context.hpp>
 
 #include "agent/agent.h"
@@ -15,6 +18,23 @@
 #include "version.h"
 
 namespace {
+
+// libprotobuf's own complaints (a runtime or proxy message with a string that is not
+// UTF-8 is refused by the caller, and libprotobuf also prints a line for each) go
+// through our log, the 1st, 2nd, 4th, 8th, ... only: a peer that repeats a bad
+// message cannot flood the log.
+void protobufLog(google::protobuf::LogLevel level, const char* file, int line,
+                 const std::string& message) {
+  static std::atomic<uint64_t> count{0};
+  const uint64_t n = count.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!std::has_single_bit(n)) return;
+  const auto severity = level >= google::protobuf::LOGLEVEL_ERROR ? koord::Severity::kWarning
+                                                                  : koord::Severity::kInfo;
+  koord::logEachLine(severity,
+                     "libprotobuf (" + std::to_string(n) + " messages so far) " + file + ":" +
+                         std::to_string(line) + ": ",
+                     message);
+}
 
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
@@ -78,6 +98,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
+  google::protobuf::SetLogHandler(&protobufLog);
   koord::logStartSettings(opts);
   if (auto advice =
           koord::hostModeKubeletAdvice(opts, ::access(opts.kubeletTokenFile.c_str(), F_OK) == 0);

@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
-
-#include "runtimeproxy/hook_api.grpc.pb.h"
 
 namespace koord::runtimeproxy {
 
@@ -81,93 +83,119 @@ bool socketServed(const std::string& path) {
 }  // namespace
 
 // The generated service, each RPC one admission, one ProxyHooks call, one count.
-// The generated service on gRPC's callback API: a handler computes the answer and
-// hands it to gRPC, which sends it without holding a thread. (The sync API's
-// threads wait until the answer is sent: a client that stops reading held one
-// thread per open stream, and enough of them stopped every other caller.)
-class HookServer::Service final : public api::RuntimeHookService::CallbackService {
+// The service as raw messages on gRPC's callback API. Raw, not the generated typed
+// service: a request that does not parse (garbage, a string that is not UTF-8) then
+// gets InvalidArgument naming the RPC and the message type, and is counted, where the
+// typed service answers Unimplemented before any code of ours runs. Callbacks, not the
+// sync API: an answer is handed to gRPC and sent without holding a thread (the sync
+// server's threads wait until the answer is sent, so a client that stops reading held
+// one per open stream, and enough of them stopped every other caller).
+class HookServer::Service final : public grpc::CallbackGenericService {
  public:
   explicit Service(HookServer& server) : server_(&server) {}
-
-  grpc::ServerUnaryReactor* PreRunPodSandboxHook(grpc::CallbackServerContext* ctx,
-                                                 const api::PodSandboxHookRequest* req,
-                                                 api::PodSandboxHookResponse* resp) override {
-    return reply(ctx, sandbox(HookStage::kPreRunPodSandbox, *req, resp));
-  }
-  grpc::ServerUnaryReactor* PostStopPodSandboxHook(grpc::CallbackServerContext* ctx,
-                                                   const api::PodSandboxHookRequest* req,
-                                                   api::PodSandboxHookResponse* resp) override {
-    return reply(ctx, sandbox(HookStage::kPostStopPodSandbox, *req, resp));
-  }
-  grpc::ServerUnaryReactor* PreCreateContainerHook(
-      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
-      api::ContainerResourceHookResponse* resp) override {
-    return reply(ctx, container(HookStage::kPreCreateContainer, *req, resp));
-  }
-  grpc::ServerUnaryReactor* PreStartContainerHook(
-      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
-      api::ContainerResourceHookResponse* resp) override {
-    return reply(ctx, container(HookStage::kPreStartContainer, *req, resp));
-  }
-  grpc::ServerUnaryReactor* PostStartContainerHook(
-      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
-      api::ContainerResourceHookResponse* resp) override {
-    return reply(ctx, container(HookStage::kPostStartContainer, *req, resp));
-  }
-  grpc::ServerUnaryReactor* PostStopContainerHook(
-      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
-      api::ContainerResourceHookResponse* resp) override {
-    return reply(ctx, container(HookStage::kPostStopContainer, *req, resp));
-  }
-  grpc::ServerUnaryReactor* PreUpdateContainerResourcesHook(
-      grpc::CallbackServerContext* ctx, const api::ContainerResourceHookRequest* req,
-      api::ContainerResourceHookResponse* resp) override {
-    return reply(ctx, container(HookStage::kPreUpdateContainerResources, *req, resp));
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    return new Call(*server_, ctx->method());
   }
 
  private:
-  static grpc::ServerUnaryReactor* reply(grpc::CallbackServerContext* ctx, grpc::Status status) {
-    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    reactor->Finish(std::move(status));
-    return reactor;
-  }
-
-  // One call: a slot (released however the call ends), the answer, one count.
-  template <typename Req, typename Resp, typename Answer>
-  grpc::Status serve(HookStage stage, const Req& req, Resp* resp, Answer answer) {
-    const auto start = std::chrono::steady_clock::now();
-    HookServer::Slot slot(*server_);
-    if (!slot.admitted()) {
-      server_->count(stage, Outcome::kBusy, std::chrono::steady_clock::now() - start);
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          rpcName(stage) + ": too many hook calls in flight");
+  // One unary call: read the request, answer, finish; deleted by gRPC's OnDone.
+  class Call final : public grpc::ServerGenericBidiReactor {
+   public:
+    Call(HookServer& server, const std::string& method) : server_(&server) {
+      stage_ = stageOfMethod(method);
+      if (!stage_) {
+        Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "unknown method " + method));
+        return;
+      }
+      StartRead(&request_);
     }
-    auto result = answer(server_->hooks(), stage, req);
-    const auto took = std::chrono::steady_clock::now() - start;
-    if (result.ok()) {
-      *resp = std::move(*result.value);
-      server_->count(stage, Outcome::kOk, took);
-      return grpc::Status::OK;
+    void OnReadDone(bool ok) override {
+      if (!ok) {  // the client half-closed without a message, or went away
+        Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            rpcName(*stage_) + ": no request message"));
+        return;
+      }
+      std::string wire;
+      grpc::Status status = server_->answer(*stage_, flatten(request_), &wire);
+      if (!status.ok()) {
+        Finish(std::move(status));
+        return;
+      }
+      grpc::Slice slice(wire);
+      response_ = grpc::ByteBuffer(&slice, 1);
+      StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
     }
-    server_->count(stage, outcomeOf(result.error->code), took);
-    return grpc::Status(static_cast<grpc::StatusCode>(result.error->code),
-                        std::move(result.error->message));
-  }
+    void OnDone() override { delete this; }
 
-  grpc::Status sandbox(HookStage stage, const api::PodSandboxHookRequest& req,
-                       api::PodSandboxHookResponse* resp) {
-    return serve(stage, req, resp,
-                 [](ProxyHooks& h, HookStage s, const auto& r) { return h.podSandbox(s, r); });
-  }
+   private:
+    static std::string flatten(const grpc::ByteBuffer& buffer) {
+      std::vector<grpc::Slice> slices;
+      std::string out;
+      if (!buffer.Dump(&slices).ok()) return out;
+      out.reserve(buffer.Length());
+      for (const grpc::Slice& s : slices) {
+        out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+      return out;
+    }
 
-  grpc::Status container(HookStage stage, const api::ContainerResourceHookRequest& req,
-                         api::ContainerResourceHookResponse* resp) {
-    return serve(stage, req, resp,
-                 [](ProxyHooks& h, HookStage s, const auto& r) { return h.container(s, r); });
-  }
+    HookServer* server_;
+    std::optional<HookStage> stage_;
+    grpc::ByteBuffer request_;
+    grpc::ByteBuffer response_;
+  };
 
   HookServer* server_;
 };
+
+std::optional<HookStage> stageOfMethod(std::string_view method) {
+  constexpr std::string_view kPrefix = "/runtime.v1alpha1.RuntimeHookService/";
+  if (!method.starts_with(kPrefix)) return std::nullopt;
+  method.remove_prefix(kPrefix.size());
+  for (HookStage stage : kRpcStages) {
+    if (method == rpcName(stage)) return stage;
+  }
+  return std::nullopt;
+}
+
+grpc::Status HookServer::answer(HookStage stage, const std::string& request, std::string* wire) {
+  const auto start = std::chrono::steady_clock::now();
+  Slot slot(*this);
+  if (!slot.admitted()) {
+    count(stage, Outcome::kBusy, std::chrono::steady_clock::now() - start);
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        rpcName(stage) + ": too many hook calls in flight");
+  }
+  auto fail = [&](CallError e) {
+    count(stage, outcomeOf(e.code), std::chrono::steady_clock::now() - start);
+    return grpc::Status(static_cast<grpc::StatusCode>(e.code), std::move(e.message));
+  };
+  auto unparsable = [&](const char* type) {
+    return fail(CallError{CallCode::kInvalidArgument,
+                          rpcName(stage) + ": the request (" + std::to_string(request.size()) +
+                              " bytes) is not a valid " + type +
+                              " (malformed, or a string that is not UTF-8)"});
+  };
+  bool serialized = false;
+  if (stage == HookStage::kPreRunPodSandbox || stage == HookStage::kPostStopPodSandbox) {
+    api::PodSandboxHookRequest req;
+    if (!req.ParseFromString(request)) return unparsable("PodSandboxHookRequest");
+    auto result = hooks_->podSandbox(stage, req);
+    if (!result.ok()) return fail(std::move(*result.error));
+    serialized = result.value->SerializeToString(wire);
+  } else {
+    api::ContainerResourceHookRequest req;
+    if (!req.ParseFromString(request)) return unparsable("ContainerResourceHookRequest");
+    auto result = hooks_->container(stage, req);
+    if (!result.ok()) return fail(std::move(*result.error));
+    serialized = result.value->SerializeToString(wire);
+  }
+  if (!serialized) {  // cannot happen: our answers hold only what a request held
+    return fail(CallError{CallCode::kFailedPrecondition, rpcName(stage) + ": answer not encoded"});
+  }
+  count(stage, Outcome::kOk, std::chrono::steady_clock::now() - start);
+  return grpc::Status::OK;
+}
 
 Status prepareSocketPath(const std::string& path) {
   if (path.empty()) return makeError("the socket path is empty");
@@ -233,7 +261,7 @@ Status HookServer::start() {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(uri, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(service_.get());
+  builder.RegisterCallbackGenericService(service_.get());
   builder.SetMaxReceiveMessageSize(config_.maxMessageBytes);
   builder.SetMaxSendMessageSize(config_.maxMessageBytes);
   grpc::ResourceQuota quota("koordlet-runtime-hook-server");

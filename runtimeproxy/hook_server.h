@@ -8,8 +8,10 @@
 // we do frame ourselves) is a much smaller protocol.
 //
 // Bounds and faults:
-//   * gRPC's callback API: a handler computes the answer from memory and hands it
-//     over; sending it holds no thread, so a slow reader blocks nobody;
+//   * gRPC's callback API with a raw-message service: a handler parses the request
+//     itself (one that does not parse is InvalidArgument, counted), computes the
+//     answer from memory and hands it over; sending it holds no thread, so a slow
+//     reader blocks nobody;
 //   * at most `maxInFlight` calls are handled at once; more are answered
 //     RESOURCE_EXHAUSTED at once (and counted), never queued; gRPC's threads are
 //     capped by a resource quota (`maxThreads`);
@@ -27,7 +29,7 @@
 //     agent loop, a file or the network. Our deadline is `deadline` (100 ms, the
 //     kubelet's CRI timeout is 2 min): a call that took longer is counted
 //     (`HookServerStatus::overDeadline`), which has never happened in a
-//     measurement (p99 0.25 ms, bench/RESULTS.md).
+//     measurement (p99 0.21-0.25 ms, bench/RESULTS.md).
 // The socket: the parent directory is created; a stale socket (nobody accepts on
 // it: a killed agent's) is replaced, as koordlet; a socket some process still
 // serves is refused (koordlet would take it over), as is anything else at the
@@ -40,14 +42,17 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "runtimeproxy/proxy_hooks.h"
 
 namespace grpc {
 class Server;
-}
+class Status;
+}  // namespace grpc
 
 namespace koord::runtimeproxy {
 
@@ -73,6 +78,8 @@ inline constexpr HookStage kRpcStages[] = {
     HookStage::kPostStartContainer,         HookStage::kPostStopContainer,
     HookStage::kPreUpdateContainerResources};
 std::string rpcName(HookStage stage);  // "PreRunPodSandboxHook", ...
+// "/runtime.v1alpha1.RuntimeHookService/PreCreateContainerHook" -> its stage.
+std::optional<HookStage> stageOfMethod(std::string_view method);
 
 // Counters: calls answered per stage and outcome.
 enum class Outcome : int { kOk, kInvalidArgument, kFailedPrecondition, kBusy };
@@ -125,7 +132,9 @@ class HookServer {
     bool admitted_;
   };
   void count(HookStage stage, Outcome outcome, std::chrono::steady_clock::duration took);
-  ProxyHooks& hooks() { return *hooks_; }
+  // One call, from the request's bytes to the answer's: admission, parsing (a request
+  // that does not parse is InvalidArgument), ProxyHooks, counting.
+  grpc::Status answer(HookStage stage, const std::string& request, std::string* wire);
 
  private:
   class Service;

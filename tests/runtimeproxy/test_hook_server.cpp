@@ -13,10 +13,12 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include "runtimeproxy/hook_api.grpc.pb.h"
@@ -141,6 +143,64 @@ TEST_CASE("bad input gets InvalidArgument, counted, and the server keeps serving
   const HookServerStatus st = f.server->status();
   CHECK(st.count(HookStage::kPreCreateContainer, Outcome::kInvalidArgument) == 1);
   CHECK(st.count(HookStage::kPreCreateContainer, Outcome::kOk) == 1);
+}
+
+namespace {
+
+// Raw bytes to any method, through gRPC's generic stub: what no typed client can send.
+grpc::Status rawCall(const std::string& socket, const std::string& method,
+                     const std::string& bytes) {
+  grpc::GenericStub stub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status st) { done.set_value(std::move(st)); });
+  return done.get_future().get();
+}
+
+}  // namespace
+
+TEST_CASE("a request that does not parse gets InvalidArgument, an unknown method Unimplemented",
+          "[hook-server]") {
+  Fixture f;
+  const std::string create = "/runtime.v1alpha1.RuntimeHookService/PreCreateContainerHook";
+  // Not protobuf: a field tag with a length running past the end.
+  grpc::Status s = rawCall(f.socket, create, "\x0a\x7f\x01\x02");
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message() ==
+        "PreCreateContainerHook: the request (4 bytes) is not a valid "
+        "ContainerResourceHookRequest (malformed, or a string that is not UTF-8)");
+  // pod_meta { uid: "\xff\xfe" }: proto3 strings must be UTF-8.
+  s = rawCall(f.socket, "/runtime.v1alpha1.RuntimeHookService/PreRunPodSandboxHook",
+              std::string("\x0a\x04\x12\x02\xff\xfe", 6));
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("not a valid PodSandboxHookRequest") != std::string::npos);
+  s = rawCall(f.socket, "/runtime.v1alpha1.RuntimeHookService/PreRemoveRunPodSandboxHook", "");
+  CHECK(s.error_code() == grpc::StatusCode::UNIMPLEMENTED);
+  CHECK(s.error_message() ==
+        "unknown method /runtime.v1alpha1.RuntimeHookService/PreRemoveRunPodSandboxHook");
+  // An empty message is a valid (empty) request: refused for what it lacks.
+  s = rawCall(f.socket, create, "");
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message() == "PreCreateContainerHook: pod_meta is missing");
+  const HookServerStatus st = f.server->status();
+  CHECK(st.count(HookStage::kPreCreateContainer, Outcome::kInvalidArgument) == 2);
+  CHECK(st.count(HookStage::kPreRunPodSandbox, Outcome::kInvalidArgument) == 1);
+  api::ContainerResourceHookResponse resp;
+  CHECK(f.create(beRequest(), &resp).ok());
+}
+
+TEST_CASE("method names map to their stages", "[hook-server]") {
+  for (HookStage stage : kRpcStages) {
+    CHECK(stageOfMethod("/runtime.v1alpha1.RuntimeHookService/" + rpcName(stage)) == stage);
+  }
+  CHECK_FALSE(stageOfMethod("/runtime.v1alpha1.RuntimeHookService/PreRemoveRunPodSandboxHook"));
+  CHECK_FALSE(stageOfMethod("/other.Service/PreCreateContainerHook"));
+  CHECK_FALSE(stageOfMethod("PreCreateContainerHook"));
 }
 
 TEST_CASE("an oversized message is refused by gRPC before it reaches the hooks", "[hook-server]") {
