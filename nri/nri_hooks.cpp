@@ -76,24 +76,14 @@ NriHooks::NriHooks(const HookStateStore& store, HookRecorder* recorder, FailureP
 Result<HookIntent> NriHooks::run(const HookState& state, const api::PodSandbox& nriPod,
                                  const api::Container* nriContainer, HookStage stage,
                                  bool failFast) {
-  auto known = state.podsByUid.find(nriPod.uid());
   std::vector<std::string> refused;
-  auto pod = hookPodFromNri(nriPod, nriContainer,
-                            known == state.podsByUid.end() ? nullptr : &known->second, &refused);
+  auto pod = hookPodFromNri(nriPod, nriContainer, state.known(nriPod.uid()), &refused);
   // The runtime's own values, refused: counted and logged, never a failed call
   // (the hooks go on without them, whatever the failure policy).
   for (const std::string& r : refused) runner_.logError(r);
-  if (!pod) {
-    runner_.logError(pod.error().message);
-    if (failFast && runner_.policy() == FailurePolicy::kFail) return pod.error();
-    return HookIntent{};
-  }
-  const HookContainer* container = nullptr;
-  if (nriContainer != nullptr) {
-    container = pod->container(nriContainer->name());
-    if (container == nullptr) return HookIntent{};  // cannot happen: hookPodFromNri adds it
-  }
-  return runner_.run(state, *pod, container, stage, failFast);
+  std::optional<std::string_view> container;
+  if (nriContainer != nullptr) container = nriContainer->name();
+  return runner_.decide(state, pod, container, stage, failFast);
 }
 
 Result<int32_t> NriHooks::configure(const api::ConfigureRequest& /*req*/) {

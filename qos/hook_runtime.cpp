@@ -28,6 +28,11 @@ void HookStateStore::publish(std::shared_ptr<HookState> state) {
   // after the guard): a reader never waits for a pod map to be freed.
 }
 
+const Pod* HookState::known(const std::string& uid) const {
+  auto it = podsByUid.find(uid);
+  return it == podsByUid.end() ? nullptr : &it->second;
+}
+
 std::shared_ptr<const HookState> HookStateStore::current() const {
   std::lock_guard lock(mu_);
   return state_;
@@ -198,6 +203,22 @@ Result<HookIntent> HookRunner::run(const HookState& state, const HookPod& pod,
   }
   if (!key.empty()) decisions_->record(std::move(key), path_, intent, clock_->now());
   return intent;
+}
+
+Result<HookIntent> HookRunner::decide(const HookState& state, const Result<HookPod>& pod,
+                                      std::optional<std::string_view> container, HookStage stage,
+                                      bool failFast) {
+  if (!pod) {
+    logError(pod.error().message);
+    if (failFast && policy_ == FailurePolicy::kFail) return pod.error();
+    return HookIntent{};
+  }
+  const HookContainer* c = nullptr;
+  if (container) {
+    c = pod->container(*container);
+    if (c == nullptr) return HookIntent{};  // cannot happen: hookPodFromRuntime adds it
+  }
+  return run(state, *pod, c, stage, failFast);
 }
 
 }  // namespace koord

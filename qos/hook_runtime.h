@@ -13,7 +13,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +34,8 @@ struct HookState {
   NodeSloSpec spec;
   HookContext context;  // context.spec is re-pointed at `spec` by the store
   std::unordered_map<std::string, Pod> podsByUid;
+  // The kubelet's pod of that uid, nullptr when the kubelet has not listed it.
+  const Pod* known(const std::string& uid) const;
 };
 
 // The agent loop publishes, hook calls read: a shared_ptr swap under a mutex held
@@ -152,6 +153,12 @@ class HookRunner {
   // decisions, a container stage first takes what the other path decided.
   Result<HookIntent> run(const HookState& state, const HookPod& pod, const HookContainer* container,
                          HookStage stage, bool failFast);
+  // The same from the view an adapter built of a call's pod (hookPodFromRuntime):
+  // a view that could not be built is logged, and with failFast under Fail is the
+  // error; `container` names the call's container (nullopt: the pod's hooks).
+  Result<HookIntent> decide(const HookState& state, const Result<HookPod>& pod,
+                            std::optional<std::string_view> container, HookStage stage,
+                            bool failFast);
   // A problem with the call's input that the hooks went on without.
   void logError(const std::string& message);
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "base/quote.h"
+
 namespace koord::runtimeproxy {
 namespace {
 
@@ -123,16 +125,10 @@ CallResult<api::PodSandboxHookResponse> ProxyHooks::podSandbox(
   out.value.emplace();
   auto state = store_->current();
   if (!state) return out;  // nothing published yet: the reconciler catches up
-  auto known = state->podsByUid.find(rp->uid);
-  auto pod =
-      hookPodFromRuntime(*rp, nullptr, known == state->podsByUid.end() ? nullptr : &known->second);
-  if (!pod) {
-    runner_.logError(pod.error().message);
-    return out;
-  }
   // Pod-level values are the reconciler's to write; a failing hook never fails the
   // sandbox (as NRI's RunPodSandbox).
-  (void)runner_.run(*state, *pod, nullptr, stage, false);
+  (void)runner_.decide(*state, hookPodFromRuntime(*rp, nullptr, state->known(rp->uid)),
+                       std::nullopt, stage, false);
   return out;
 }
 
@@ -146,7 +142,8 @@ CallResult<api::ContainerResourceHookResponse> ProxyHooks::container(
   }
   auto rc = containerOf(req);
   if (!rc) {
-    out.error = invalid(stage, "pod " + rp->ns + "/" + rp->name + ": " + rc.error().message);
+    out.error = invalid(
+        stage, "pod " + quoteText(rp->ns + "/" + rp->name, 160) + ": " + rc.error().message);
     return out;
   }
   auto state = store_->current();
@@ -154,24 +151,8 @@ CallResult<api::ContainerResourceHookResponse> ProxyHooks::container(
     out.value.emplace();
     return out;
   }
-  auto known = state->podsByUid.find(rp->uid);
-  auto pod =
-      hookPodFromRuntime(*rp, &*rc, known == state->podsByUid.end() ? nullptr : &known->second);
-  if (!pod) {
-    runner_.logError(pod.error().message);
-    if (runner_.policy() == FailurePolicy::kFail) {
-      out.error = CallError{CallCode::kFailedPrecondition, pod.error().message};
-      return out;
-    }
-    out.value.emplace();
-    return out;
-  }
-  const HookContainer* container = pod->container(rc->name);
-  if (container == nullptr) {  // cannot happen: hookPodFromRuntime adds it
-    out.value.emplace();
-    return out;
-  }
-  auto intent = runner_.run(*state, *pod, container, stage, true);
+  auto intent = runner_.decide(*state, hookPodFromRuntime(*rp, &*rc, state->known(rp->uid)),
+                               rc->name, stage, true);
   if (!intent) {
     out.error = CallError{CallCode::kFailedPrecondition, intent.error().message};
     return out;
