@@ -2,7 +2,6 @@
 // default as koordlet always serves it): the gRPC hook server on gRPC's own
 // threads, answering from the HookState this loop publishes, and koordlet.json in
 // --runtime-hooks-config-path for the proxy to find it.
-#include <filesystem>
 #include <sstream>
 #include <vector>
 
@@ -91,10 +90,7 @@ void Agent::registerHookServer() {
       enabledHooks(hookGates()), disabledStages(opts_.runtimeHooksDisableStages));
   const std::string content = runtimeproxy::registrationJson(
       opts_.runtimeHooksHostEndpoint, opts_.runtimeHooksFailurePolicy, stages);
-  const std::string path =
-      (std::filesystem::path(opts_.runtimeHooksConfigPath) / runtimeproxy::kRegistrationFile)
-          .lexically_normal()
-          .string();
+  const std::string path = runtimeproxy::registrationPath(opts_.runtimeHooksConfigPath);
   if (opts_.dryRun) {
     // A dry run changes nothing the node's runtime does: the proxy is not told.
     registration_ = "not written (dry run): " + path;

@@ -55,7 +55,7 @@ FlagSet::Setter oneOf(std::string* target, std::vector<std::string> allowed) {
       want += i == 0 ? "" : (i + 1 == allowed.size() ? " or " : ", ");
       want += allowed[i];
     }
-    return makeError("want " + want + ", got \"" + std::string(v) + "\"");
+    return makeError("want " + want + ", got " + quoteText(v, 40));
   };
 }
 
@@ -580,8 +580,8 @@ Result<Options> parseOptions(const std::vector<std::string>& args, const Environ
     if (Status st = fs.parse(args); !st) return st.error();
     for (const std::string& stage : opts.runtimeHooksDisableStages) {
       if (!parseHookStage(stage)) {
-        return makeError("invalid value \"" + stage +
-                         "\" for flag -runtime-hooks-disable-stages: " +
+        return makeError("invalid value " + quoteText(stage, 40) +
+                         " for flag -runtime-hooks-disable-stages: " +
                          "unknown hook stage (PreRunPodSandbox, PostStopPodSandbox, "
                          "PreCreateContainer, PreStartContainer, PostStartContainer, "
                          "PostStopContainer, PreUpdateContainerResources, PreRemoveRunPodSandbox)");

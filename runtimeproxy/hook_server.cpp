@@ -16,6 +16,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 
+#include "base/quote.h"
+
 namespace koord::runtimeproxy {
 
 std::string rpcName(HookStage stage) { return std::string(toString(stage)) + "Hook"; }
@@ -82,7 +84,6 @@ bool socketServed(const std::string& path) {
 
 }  // namespace
 
-// The generated service, each RPC one admission, one ProxyHooks call, one count.
 // The service as raw messages on gRPC's callback API. Raw, not the generated typed
 // service: a request that does not parse (garbage, a string that is not UTF-8) then
 // gets InvalidArgument naming the RPC and the message type, and is counted, where the
@@ -104,7 +105,8 @@ class HookServer::Service final : public grpc::CallbackGenericService {
     Call(HookServer& server, const std::string& method) : server_(&server) {
       stage_ = stageOfMethod(method);
       if (!stage_) {
-        Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "unknown method " + method));
+        Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                            "unknown method " + quoteText(method, 120)));
         return;
       }
       StartRead(&request_);

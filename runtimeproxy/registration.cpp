@@ -52,11 +52,15 @@ std::string registrationJson(std::string_view remoteEndpoint, std::string_view f
   return out;
 }
 
+std::string registrationPath(const std::string& dir) {
+  return (std::filesystem::path(dir) / kRegistrationFile).lexically_normal().string();
+}
+
 Result<bool> writeRegistration(const std::string& dir, std::string_view content) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return makeError(dir + ": " + ec.message(), ec.value());
-  const std::string path = (std::filesystem::path(dir) / kRegistrationFile).string();
+  const std::string path = registrationPath(dir);
   if (auto existing = readFile(path); existing && *existing == content) return false;
   if (Status s = replaceFile(path, content, 0644); !s) return s.error();
   return true;

@@ -37,6 +37,9 @@ std::vector<HookStage> registeredStages(std::span<const HookName> enabled,
 std::string registrationJson(std::string_view remoteEndpoint, std::string_view failurePolicy,
                              std::span<const HookStage> stages);
 
+// <dir>/koordlet.json.
+std::string registrationPath(const std::string& dir);
+
 // Writes `content` to <dir>/koordlet.json unless it already holds exactly that
 // (creating dir if missing). Returns whether it wrote; an error names the path.
 Result<bool> writeRegistration(const std::string& dir, std::string_view content);

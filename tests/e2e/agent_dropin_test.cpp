@@ -59,16 +59,13 @@ std::vector<std::string> daemonSetArgs(const TempTree& work, const TestKubelet& 
       koord::test::manifestArgs(fixture("koordinator/koordlet-daemonset.yaml"));
   REQUIRE(args.size() == 7);
   const std::vector<std::string> environment = {
-      "--addr=127.0.0.1:0",
-      "--cgroup-root-dir=" + work.path("cgroup"),
-      "--sys-root-dir=" + work.path("sys"),
-      "--var-run-root-dir=" + work.path("run"),
+      "--addr=127.0.0.1:0", "--cgroup-root-dir=" + work.path("cgroup"),
+      "--sys-root-dir=" + work.path("sys"), "--var-run-root-dir=" + work.path("run"),
       "--kubelet-secure-port=" + std::to_string(kubelet.port()),
       "--kubelet-token-file=" + work.path("token"),
       // The pod's /host-var-run-koordlet and /host-etc-hookserver mounts.
       "--runtime-hooks-addr=" + work.path("run/koordlet/koordlet.sock"),
-      "--runtime-hooks-config-path=" + work.path("hookserver.d"),
-      "--dry-run"};
+      "--runtime-hooks-config-path=" + work.path("hookserver.d"), "--dry-run"};
   args.insert(args.end(), environment.begin(), environment.end());
   args.insert(args.end(), extra.begin(), extra.end());
   return args;

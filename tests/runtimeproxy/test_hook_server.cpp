@@ -182,7 +182,7 @@ TEST_CASE("a request that does not parse gets InvalidArgument, an unknown method
   s = rawCall(f.socket, "/runtime.v1alpha1.RuntimeHookService/PreRemoveRunPodSandboxHook", "");
   CHECK(s.error_code() == grpc::StatusCode::UNIMPLEMENTED);
   CHECK(s.error_message() ==
-        "unknown method /runtime.v1alpha1.RuntimeHookService/PreRemoveRunPodSandboxHook");
+        "unknown method \"/runtime.v1alpha1.RuntimeHookService/PreRemoveRunPodSandboxHook\"");
   // An empty message is a valid (empty) request: refused for what it lacks.
   s = rawCall(f.socket, create, "");
   CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
