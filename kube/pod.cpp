@@ -2,6 +2,7 @@
 // (PodList -> Pod) lives in pod_parser.cpp.
 #include "kube/pod.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -12,6 +13,48 @@
 namespace koord {
 
 KoordQos Pod::qosWithDefault() const { return koordQosWithDefault(koordQos, kubeQos); }
+
+PriorityClass Pod::priorityWithDefault() const {
+  if (priorityClass != PriorityClass::kNone) return priorityClass;
+  switch (qosWithDefault()) {
+    case KoordQos::kSystem:
+    case KoordQos::kLSE:
+    case KoordQos::kLSR:
+    case KoordQos::kLS:
+      return PriorityClass::kProd;
+    case KoordQos::kBE:
+      return PriorityClass::kBatch;
+    case KoordQos::kNone:
+      return PriorityClass::kNone;
+  }
+  return PriorityClass::kNone;
+}
+
+namespace {
+
+int64_t saturatingSum(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) {
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
+
+// GetPodRequest for one resource: Σ containers, max'ed with each init container,
+// plus the overhead.
+int64_t podRequest(const Pod& pod, std::optional<int64_t> ResourceList::*field) {
+  int64_t sum = 0;
+  for (const Container& c : pod.containers)
+    sum = saturatingSum(sum, (c.requests.*field).value_or(0));
+  for (const Container& c : pod.initContainers)
+    sum = std::max(sum, (c.requests.*field).value_or(0));
+  return saturatingSum(sum, (pod.overhead.*field).value_or(0));
+}
+
+}  // namespace
+
+int64_t Pod::requestCpuMilli() const { return podRequest(*this, &ResourceList::cpuMilli); }
+int64_t Pod::requestMemoryBytes() const { return podRequest(*this, &ResourceList::memoryBytes); }
 
 int64_t Pod::batchCpuRequestMilli() const {
   // Saturates instead of overflowing: the values come from the kubelet, and a

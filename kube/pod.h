@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/result.h"
 #include "kube/qos_class.h"
 
@@ -60,19 +61,32 @@ struct Pod {
   // metadata.deletionTimestamp is set: the pod is being deleted (evicted, or its
   // owner scaled down) and only waits for its grace period.
   bool terminating = false;
+  // metadata.creationTimestamp; nullopt when absent (the kubelet always sends it).
+  std::optional<Clock::Wall> created;
   KubeQos kubeQos = KubeQos::kBestEffort;
   KoordQos koordQos = KoordQos::kNone;                 // the label only ("raw" in koordlet)
   std::optional<int32_t> priority;                     // spec.priority
   PriorityClass priorityClass = PriorityClass::kNone;  // label, else from priority ranges
   std::vector<Container> containers;
   std::vector<Container> initContainers;
+  ResourceList overhead;  // spec.overhead (RuntimeClass), cpu and memory
 
   // The label, else the kube QoS default: Guaranteed->LSR, Burstable->LS, BestEffort->BE.
   KoordQos qosWithDefault() const;
+  // koordinator's GetPodPriorityClassWithDefault: the class (label, else the
+  // spec.priority range), else from the QoS with its default: SYSTEM/LSE/LSR/LS ->
+  // koord-prod, BE -> koord-batch.
+  PriorityClass priorityWithDefault() const;
   // Pending or Running: koordlet's !IsPodInactive, the pods its QoS strategies act on.
   bool active() const { return phase == "Pending" || phase == "Running"; }
   // Sum over containers (not init containers) of a request field; 0 when unset.
   int64_t batchCpuRequestMilli() const;
+  // koordinator's GetPodRequest for cpu and memory: the containers' requests summed,
+  // raised to any init container's, plus spec.overhead; 0 when none is set.
+  int64_t requestCpuMilli() const;
+  int64_t requestMemoryBytes() const;
+  // Succeeded or Failed (koordinator's IsPodTerminated).
+  bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
 // Parses a v1 PodList (the kubelet's GET /pods/ reply). Errors name the JSON path

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/quote.h"
+#include "base/time_format.h"
 #include "kube/json_quantity.h"
 #include "kube/pod.h"
 
@@ -362,6 +363,13 @@ Result<Pod> pod(const Json& item, const std::string& path) {
   auto deletion = optionalString(m, "deletionTimestamp", metaPath);
   if (!deletion) return deletion.error();
   p.terminating = !deletion->empty();
+  auto created = optionalString(m, "creationTimestamp", metaPath);
+  if (!created) return created.error();
+  if (!created->empty()) {
+    auto t = parseRfc3339(*created);
+    if (!t) return errorAt(child(metaPath, "creationTimestamp"), t.error().message);
+    p.created = *t;
+  }
   auto labels = stringMap(m, "labels", metaPath);
   if (!labels) return labels.error();
   p.labels = std::move(*labels);
@@ -383,6 +391,9 @@ Result<Pod> pod(const Json& item, const std::string& path) {
     auto init = containers(s, "initContainers", specPath, true);
     if (!init) return init.error();
     p.initContainers = std::move(*init);
+    auto overhead = resourceList(s, "overhead", specPath);
+    if (!overhead) return overhead.error();
+    p.overhead = *overhead;
   }
 
   const std::string statusPath = child(path, "status");

@@ -239,24 +239,6 @@ json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
   return list;
 }
 
-// koordinator's GetPodPriorityClassWithDefault: the class (label, else spec.priority
-// range), else from the QoS with its default.
-PriorityClass priorityWithDefault(const Pod& pod) {
-  if (pod.priorityClass != PriorityClass::kNone) return pod.priorityClass;
-  switch (pod.qosWithDefault()) {
-    case KoordQos::kSystem:
-    case KoordQos::kLSE:
-    case KoordQos::kLSR:
-    case KoordQos::kLS:
-      return PriorityClass::kProd;
-    case KoordQos::kBE:
-      return PriorityClass::kBatch;
-    case KoordQos::kNone:
-      return PriorityClass::kNone;
-  }
-  return PriorityClass::kNone;
-}
-
 json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::Monotonic from,
                 Clock::Monotonic now) {
   std::vector<const Pod*> order;
@@ -274,7 +256,7 @@ json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::M
     json entry = json::object();
     entry["namespace"] = pod->ns;
     entry["name"] = pod->name;
-    if (const char* p = toString(priorityWithDefault(*pod)); *p != '\0') entry["priority"] = p;
+    if (const char* p = toString(pod->priorityWithDefault()); *p != '\0') entry["priority"] = p;
     if (const char* q = toString(pod->qosWithDefault()); *q != '\0') entry["qos"] = q;
     entry["podUsage"] = std::move(usage);
     list.push_back(std::move(entry));
