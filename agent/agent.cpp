@@ -266,6 +266,7 @@ void Agent::collectOnce() {
   collectNode();
   collectPods();
   collectResctrl();
+  runPrediction();
   exporter_.recordCache(cache_.seriesCount(), cache_.bytesUsed());
   runQos();
   publishHookState();

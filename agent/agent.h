@@ -35,6 +35,7 @@
 #include "metrics/self_collector.h"
 #include "nri/nri_client.h"
 #include "nri/nri_hooks.h"
+#include "prediction/predict_server.h"
 #include "qos/evict_victims.h"
 #include "qos/hook_reconcile.h"
 #include "qos/node_topology.h"
@@ -130,6 +131,15 @@ class Agent {
   void recordHookServer();
   std::string hookServerSummary() const;
   nlohmann::json hookServerJson() const;
+
+  // Peak prediction (agent_prediction.cpp): koordlet's predict server, trained from
+  // the cache every round it is due; its prod reclaimable goes into NodeMetric.
+  void startPrediction();
+  void runPrediction();
+  nlohmann::json prodReclaimable(const std::vector<const Pod*>& reported);
+  std::optional<prediction::ReclaimableResources> nodeAllocatable() const;
+  nlohmann::json predictionJson() const;
+  std::unique_ptr<prediction::PredictServer> predictor_;  // nullptr: no NodeMetric report
 
   // Node topology (agent_topology.cpp): the NodeResourceTopology content and the
   // CPUSetAllocator hook's share pools.

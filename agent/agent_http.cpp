@@ -107,6 +107,7 @@ HttpResponse Agent::serveConfig() const {
                                  : nlohmann::json("the pod's own")}};
   j["strategies"] = std::move(strategies);
   j["nodeTopology"] = topologyJson();
+  j["prediction"] = predictionJson();
   j["dryRun"] = opts_.dryRun;
   j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};
   j["node"] = {{"reservationSource", reservationSource_},

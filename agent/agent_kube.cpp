@@ -23,12 +23,16 @@ Status Agent::startCluster() {
   cluster_->onNode([this](const std::optional<nlohmann::json>& n) { applyNode(n); });
   cluster_->onNodeSlo([this](const std::optional<nlohmann::json>& s) { applyNodeSlo(s); });
   if (opts_.enableNodeMetricReport) {
+    startPrediction();
     cluster_->reportNodeMetric(
         [this](const nlohmann::json& nodeMetric) -> Result<nlohmann::json> {
           auto spec = parseNodeMetricSpec(nodeMetric);
           if (!spec.ok()) return spec.error();
           return buildNodeMetricStatus(cache_, informer_.pods(), *spec, clock_->now(),
-                                       clock_->wallNow());
+                                       clock_->wallNow(),
+                                       [this](const std::vector<const Pod*>& reported) {
+                                         return prodReclaimable(reported);
+                                       });
         },
         [](const nlohmann::json& nodeMetric) {
           auto spec = parseNodeMetricSpec(nodeMetric);

@@ -70,6 +70,31 @@ FlagSet::Setter positiveDuration(nanoseconds* target) {
   };
 }
 
+// A duration flag that must be >= 0.
+FlagSet::Setter nonNegativeDuration(nanoseconds* target) {
+  return [target](std::string_view v) -> Status {
+    auto d = parseGoDuration(v);
+    if (!d) return d.error();
+    if (d->count() < 0) return makeError("must be >= 0, got " + quoteText(v));
+    *target = *d;
+    return Ok{};
+  };
+}
+
+// An int flag in [min, max], parsed as Go's flag package parses ints.
+FlagSet::Setter intInRange(int* target, int min, int max) {
+  return [target, min, max](std::string_view v) -> Status {
+    auto n = parseGoInt(v, 0, 64);
+    if (!n) return n.error();
+    if (*n < min || *n > max) {
+      return makeError("must be " + std::to_string(min) + ".." + std::to_string(max) + ", got " +
+                       quoteText(v));
+    }
+    *target = static_cast<int>(*n);
+    return Ok{};
+  };
+}
+
 // A TCP port in an int field, parsed as Go parses `base`-0 unsigned/signed ints.
 FlagSet::Setter port(int* target, int min) {
   return [target, min](std::string_view v) -> Status {
@@ -456,24 +481,41 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
                     "Maximum events in one audit log response.");
 
   // §1.5 prediction.
-  fs.notImplemented("prediction-checkpoint-filepath", T::kString, "/prediction-checkpoints",
-                    "Directory of prediction checkpoints.");
-  fs.notImplemented("prediction-cold-start-duration", T::kDuration, "24h0m0s",
-                    "How long after start a pod is considered cold.");
-  fs.notImplemented("prediction-safety-margin-percent", T::kInt, "10",
-                    "Margin kept above the predicted peak, percent.");
-  fs.notImplemented("prediction-memory-histogram-decay-halflife", T::kDuration, "24h0m0s",
-                    "Half-life of memory samples.");
-  fs.notImplemented("prediction-cpu-histogram-decay-halflife", T::kDuration, "12h0m0s",
-                    "Half-life of CPU samples.");
-  fs.notImplemented("prediction-training-interval", T::kDuration, "1m0s",
-                    "Period of model updates.");
-  fs.notImplemented("prediction-model-expiration-duration", T::kDuration, "30m0s",
-                    "A model not updated for this long expires.");
-  fs.notImplemented("prediction-model-checkpoint-interval", T::kDuration, "10m0s",
-                    "Period of model checkpoints.");
-  fs.notImplemented("prediction-model-checkpoint-max-per-step", T::kInt, "12",
-                    "Maximum models checkpointed at a time.");
+  fs.stringVar(&o.predictionCheckpointFilepath, "prediction-checkpoint-filepath",
+               "Directory of prediction checkpoints, one file per model, which a restarted "
+               "agent reads so its models do not start cold. Not created: the DaemonSet mounts "
+               "it; without it the models live in memory only (said once). \"\" turns "
+               "checkpoints off.");
+  fs.funcVar("prediction-cold-start-duration", "duration", durationText(o.prediction.coldStart),
+             "Pods younger than this report no prod reclaimable; >= 0.",
+             nonNegativeDuration(&o.prediction.coldStart));
+  fs.funcVar("prediction-safety-margin-percent", "int",
+             std::to_string(o.prediction.safetyMarginPercent),
+             "Margin kept above the predicted peak, percent; 0..1000 (koordlet also takes a "
+             "negative one, which predicts less than the peak).",
+             intInRange(&o.prediction.safetyMarginPercent, 0, 1000));
+  fs.funcVar("prediction-memory-histogram-decay-halflife", "duration",
+             durationText(o.prediction.memoryHalfLife), "Half-life of memory samples; > 0.",
+             positiveDuration(&o.prediction.memoryHalfLife));
+  fs.funcVar("prediction-cpu-histogram-decay-halflife", "duration",
+             durationText(o.prediction.cpuHalfLife), "Half-life of CPU samples; > 0.",
+             positiveDuration(&o.prediction.cpuHalfLife));
+  fs.funcVar("prediction-training-interval", "duration",
+             durationText(o.prediction.trainingInterval),
+             "Period of model training, and the window each round takes its P90 over; > 0.",
+             positiveDuration(&o.prediction.trainingInterval));
+  fs.funcVar("prediction-model-expiration-duration", "duration",
+             durationText(o.prediction.modelExpiration),
+             "A model not trained for this long is dropped with its checkpoint; > 0.",
+             positiveDuration(&o.prediction.modelExpiration));
+  fs.funcVar("prediction-model-checkpoint-interval", "duration",
+             durationText(o.prediction.checkpointInterval),
+             "A model is saved again at most this often; >= 0.",
+             nonNegativeDuration(&o.prediction.checkpointInterval));
+  fs.funcVar("prediction-model-checkpoint-max-per-step", "int",
+             std::to_string(o.prediction.checkpointMaxPerStep),
+             "Most models saved a minute; 0..4096 (0: none).",
+             intInRange(&o.prediction.checkpointMaxPerStep, 0, 4096));
 
   // klog.
   fs.funcVar("v", "Level", std::to_string(o.verbosity), "Log verbosity (>= 0).",

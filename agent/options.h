@@ -17,6 +17,7 @@
 #include "agent/feature_gates.h"
 #include "base/host_paths.h"
 #include "base/result.h"
+#include "prediction/peak_models.h"
 
 namespace koord {
 
@@ -95,6 +96,9 @@ struct Options {
   int resourceVerifySeconds = 10;  // ours: re-read a cgroup file we know at least this often
   std::string auditLogDir = "/var/log/koordlet";
   int auditMaxDiskSpaceMb = 16;
+  // Peak prediction (prediction/): koordlet's --prediction-* flags.
+  std::string predictionCheckpointFilepath = "/prediction-checkpoints";
+  prediction::PredictionConfig prediction;
   // NRI
   bool enableNriRuntimeHook = true;
   std::string runtimeHooksNriSocketPath = "nri/nri.sock";

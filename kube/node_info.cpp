@@ -81,6 +81,20 @@ Result<NodeResources> resources(const Json& status, const char* key, const NodeE
   return out;
 }
 
+// koordlet's GetNodeRawAllocatable: a ResourceList in JSON; anything else is read as
+// absent (koordlet falls back to status.allocatable), not as a bad Node.
+std::optional<NodeResources> rawAllocatable(const std::string& text, const NodeErrors& err) {
+  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  auto cpu = quantity(j, "cpu", "raw-allocatable", /*milli=*/true, err);
+  auto memory = quantity(j, "memory", "raw-allocatable", /*milli=*/false, err);
+  if (!cpu || !memory) return std::nullopt;
+  NodeResources out;
+  out.cpuMilli = *cpu;
+  out.memoryBytes = *memory;
+  return out;
+}
+
 Result<std::vector<NodeAddress>> addresses(const Json& status, const NodeErrors& err) {
   std::vector<NodeAddress> out;
   const Json* list = member(status, "addresses");
@@ -170,6 +184,9 @@ Result<NodeInfo> parseNode(const Json& node) {
     auto systemQos = annotation(**annotations, kSystemQosResourceAnnotation, err);
     if (!systemQos) return systemQos.error();
     out.systemQosResourceAnnotation = std::move(*systemQos);
+    auto raw = annotation(**annotations, kRawAllocatableAnnotation, err);
+    if (!raw) return raw.error();
+    if (*raw) out.rawAllocatable = rawAllocatable(**raw, err);
   }
 
   auto status = optionalObject(node, "status", "status", err);

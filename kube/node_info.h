@@ -37,6 +37,9 @@ namespace koord {
 inline constexpr std::string_view kNodeReservationAnnotation = "node.koordinator.sh/reservation";
 inline constexpr std::string_view kSystemQosResourceAnnotation =
     "node.koordinator.sh/system-qos-resource";
+// koord-manager's record of the allocatable before its own amplification (a JSON
+// ResourceList); the peak predictor reads it before status.allocatable.
+inline constexpr std::string_view kRawAllocatableAnnotation = "node.koordinator.sh/raw-allocatable";
 
 struct NodeAddress {
   std::string type;  // "InternalIP", "Hostname", ...
@@ -62,6 +65,10 @@ struct NodeInfo {
   NodeResources capacity;                            // status.capacity
   std::optional<std::string> reservationAnnotation;  // node.koordinator.sh/reservation
   std::optional<std::string> systemQosResourceAnnotation;  // ...system-qos-resource
+  // node.koordinator.sh/raw-allocatable when it parses as a ResourceList (koordlet
+  // falls back to status.allocatable otherwise, and so does the predictor); cpu and
+  // memory only.
+  std::optional<NodeResources> rawAllocatable;
 };
 
 // A v1 Node object (as a GET or a watch event's "object" carries it).

@@ -181,6 +181,7 @@ Exporter::Exporter(std::string nodeName, std::string version)
                      .Add(node);
   initKubeApi();
   initEviction();
+  initPrediction();
   kubeletUp_ = &gaugeFamily("koordlet_kubelet_up",
                             "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);

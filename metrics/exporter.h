@@ -66,6 +66,28 @@ struct KubeApiSample {
   uint64_t nodeMetricConflicts = 0;
 };
 
+// The peak predictor's results at one NodeMetric report (prediction/reclaimable.h),
+// in the units koordlet's gauges use: CPU in cores, memory in bytes.
+struct ReclaimableSample {
+  struct Resources {
+    std::optional<double> cpuCores;
+    std::optional<double> memoryBytes;
+  };
+  // predictor (podReclaimablePredictor, priorityReclaimablePredictor, minPredictor)
+  // -> its result; a predictor that failed or was not computed is absent.
+  std::map<std::string, Resources> predicted;
+  bool ok = false;  // the final (min) prediction succeeded
+};
+
+// The predictor itself, for the operator (ours).
+struct PredictorSample {
+  size_t models = 0;
+  size_t modelBytes = 0;
+  uint64_t checkpointsSaved = 0;
+  uint64_t checkpointSaveErrors = 0;
+  double lastTrainingSeconds = 0;
+};
+
 class Exporter {
  public:
   Exporter(std::string nodeName, std::string version);
@@ -171,6 +193,15 @@ class Exporter {
   // watches, NodeMetric reports. Not called in standalone mode (no series then).
   void recordKubeApi(const KubeApiSample& s);
 
+  // --- Peak prediction (metrics/exporter_prediction.cpp) ---
+  // koordlet's koordlet_node_predicted_resource_reclaimable{predictor,resource,unit}
+  // (set per predictor that succeeded; kept otherwise, as koordlet's),
+  // koordlet_node_priority_resource_reclaimable{priority="koord-prod",resource,unit}
+  // (0 on failure) and koordlet_node_resource_priority_reclaimable_status (0 ok, 1
+  // failed).
+  void recordReclaimable(const ReclaimableSample& sample);
+  void recordPredictor(const PredictorSample& sample);
+
   // --- Evictions (metrics/exporter_eviction.cpp) ---
   // koordlet_eviction_enabled: 1 when an eviction gate is on and the agent can
   // evict (an API server, NodeSLO enable aside), else 0.
@@ -216,6 +247,7 @@ class Exporter {
 
   void initKubeApi();
   void initEviction();
+  void initPrediction();
 
   std::string node_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -313,6 +345,17 @@ class Exporter {
   prometheus::Counter* nodeMetricReportsFailed_ = nullptr;
   prometheus::Counter* nodeMetricConflicts_ = nullptr;
   double nodeMetricOkLast_ = 0, nodeMetricFailedLast_ = 0, nodeMetricConflictsLast_ = 0;
+  // Peak prediction (exporter_prediction.cpp)
+  prometheus::Family<prometheus::Gauge>* predictedReclaimable_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* priorityReclaimable_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* priorityReclaimableStatus_ = nullptr;
+  prometheus::Gauge* predictionModels_ = nullptr;
+  prometheus::Gauge* predictionModelBytes_ = nullptr;
+  prometheus::Gauge* predictionTrainingSeconds_ = nullptr;
+  prometheus::Counter* checkpointsSaved_ = nullptr;
+  prometheus::Counter* checkpointSaveErrors_ = nullptr;
+  double lastCheckpointsSaved_ = 0;
+  double lastCheckpointSaveErrors_ = 0;
   // Evictions (exporter_eviction.cpp)
   prometheus::Gauge* evictionEnabled_ = nullptr;
   prometheus::Family<prometheus::Counter>* podEviction_ = nullptr;

@@ -240,7 +240,7 @@ json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
 }
 
 json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::Monotonic from,
-                Clock::Monotonic now) {
+                Clock::Monotonic now, std::vector<const Pod*>& reported) {
   std::vector<const Pod*> order;
   order.reserve(pods.size());
   for (const Pod& pod : pods) order.push_back(&pod);
@@ -253,6 +253,7 @@ json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::M
     json usage = averageUsage(cache, pod->uid,
                               {MetricKind::kPodCpuCores, MetricKind::kPodMemoryBytes}, from, now);
     if (usage.empty()) continue;  // no samples in the window: skipped, as koordlet
+    reported.push_back(pod);
     json entry = json::object();
     entry["namespace"] = pod->ns;
     entry["name"] = pod->name;
@@ -267,7 +268,8 @@ json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::M
 }  // namespace
 
 json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
-                           const NodeMetricSpec& spec, Clock::Monotonic now, Clock::Wall wallNow) {
+                           const NodeMetricSpec& spec, Clock::Monotonic now, Clock::Wall wallNow,
+                           const ReclaimableFn& prodReclaimable) {
   const SeriesPair node{MetricKind::kNodeCpuCores, nodeMemoryKind(spec.memoryPolicy)};
   const SeriesPair system{MetricKind::kSystemCpuCores, MetricKind::kSystemMemoryBytes};
   const Clock::Monotonic from = windowStart(now, spec.aggregateDuration);
@@ -282,7 +284,9 @@ json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pod
   json status = json::object();
   status["updateTime"] = rfc3339(wallNow);
   status["nodeMetric"] = std::move(nodeMetric);
-  status["podsMetric"] = podsMetric(cache, pods, from, now);
+  std::vector<const Pod*> reported;
+  status["podsMetric"] = podsMetric(cache, pods, from, now, reported);
+  if (prodReclaimable) status["prodReclaimableMetric"] = prodReclaimable(reported);
   return status;
 }
 

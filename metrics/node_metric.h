@@ -59,13 +59,17 @@
 //    koordinator; there is no "koord-none"), which the defaults make impossible.
 //  * Always present, also when empty: nodeMetric's four fields and podsMetric
 //    (koordlet omits an empty podsMetric and aggregate list). Not produced:
-//    numaUsages, hostApplicationMetric, prodReclaimableMetric, prodPeakMetric.
+//    numaUsages, hostApplicationMetric, prodPeakMetric (HEAD only, read by nothing).
+//  * prodReclaimableMetric: what `prodReclaimable` returns, given the pods
+//    podsMetric reports (koordlet adds only those to its predictor); absent when the
+//    caller gives none (the predictor lives above this layer, prediction/).
 //  * Send it whole (PUT /status with the object's resourceVersion, as koordlet's
 //    UpdateStatus): a JSON merge patch would merge a {} into the stored map and
 //    keep yesterday's figures.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -105,8 +109,10 @@ MetricKind nodeMemoryKind(NodeMemoryPolicy policy);
 const char* toString(NodeMemoryPolicy policy);
 
 // The NodeMetric status (the value of "status") from the cache at `now`.
+using ReclaimableFn = std::function<nlohmann::json(const std::vector<const Pod*>& reported)>;
 nlohmann::json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
                                      const NodeMetricSpec& spec, Clock::Monotonic now,
-                                     Clock::Wall wallNow);
+                                     Clock::Wall wallNow,
+                                     const ReclaimableFn& prodReclaimable = {});
 
 }  // namespace koord

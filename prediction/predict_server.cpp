@@ -1,5 +1,6 @@
 #include "prediction/predict_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_set>
 
@@ -9,8 +10,6 @@
 namespace koord::prediction {
 
 namespace {
-
-constexpr std::chrono::minutes kMaintenanceEvery{1};
 
 Clock::Monotonic windowStart(Clock::Monotonic now, std::chrono::nanoseconds window) {
   return now - std::chrono::duration_cast<Clock::Monotonic::duration>(window);
@@ -51,7 +50,11 @@ nlohmann::json prodReclaimableJson(const Result<ReclaimableResources>& result) {
 
 PredictServer::PredictServer(PredictionConfig config, std::string checkpointDir,
                              FailureLog& failures)
-    : models_(config), failures_(&failures) {
+    : models_(config),
+      failures_(&failures),
+      maintenanceEvery_(std::min<Clock::Monotonic::duration>(
+          kMaintenanceEvery,
+          std::chrono::duration_cast<Clock::Monotonic::duration>(config.trainingInterval))) {
   if (checkpointDir.empty()) {
     checkpointStatus_ = "off (no --prediction-checkpoint-filepath)";
   } else {
@@ -158,10 +161,10 @@ void PredictServer::tick(const MetricCache& cache, const std::vector<Pod>& pods,
                               models_.config().trainingInterval);
   }
   if (!nextMaintenance_) {
-    nextMaintenance_ = now + kMaintenanceEvery;
+    nextMaintenance_ = now + maintenanceEvery_;
   } else if (now >= *nextMaintenance_) {
     maintain(wallNow);
-    nextMaintenance_ = now + kMaintenanceEvery;
+    nextMaintenance_ = now + maintenanceEvery_;
   }
 }
 

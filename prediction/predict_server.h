@@ -6,7 +6,9 @@
 //  * training every --prediction-training-interval, the first at that first tick,
 //    from the P90 of the last interval's samples in the metric cache;
 //  * expiry of stale models and checkpoint saves every minute (after the first
-//    training), at most checkpointMaxPerStep files a minute.
+//    training), at most checkpointMaxPerStep files a round. With a training interval
+//    under a minute (a test's, or an operator's choice) these run at that interval
+//    instead, so what is trained is also saved that often.
 // Everything runs on the loop thread: a save is one small file (about 5 KB).
 // Without --prediction-checkpoint-filepath's directory (koordlet does not create
 // it; neither do we: the DaemonSet mounts it) the models live in memory only, said
@@ -45,6 +47,7 @@ class PredictServer {
  public:
   // `checkpointDir` empty: no checkpoints.
   PredictServer(PredictionConfig config, std::string checkpointDir, FailureLog& failures);
+  static constexpr std::chrono::minutes kMaintenanceEvery{1};
 
   void tick(const MetricCache& cache, const std::vector<Pod>& pods, bool podsKnown,
             Clock::Monotonic now, Clock::Wall wallNow);
@@ -80,6 +83,7 @@ class PredictServer {
   bool restored_ = false;
   std::optional<Clock::Monotonic> nextTraining_;
   std::optional<Clock::Monotonic> nextMaintenance_;
+  Clock::Monotonic::duration maintenanceEvery_;
   Stats stats_;
   std::string checkpointStatus_;
 };

@@ -559,7 +559,7 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
     CHECK(e.find(marker) == std::string::npos);
   }
   for (const char* ignored :
-       {"enable-pprof", "tsdb-path", "audit-verbose", "prediction-training-interval", "vmodule",
+       {"enable-pprof", "tsdb-path", "audit-verbose", "collect-node-cpu-info-interval", "vmodule",
         "stderrthreshold", "qos-extension-plugins", "alsologtostderr"}) {
     INFO(ignored);
     CHECK(entry(ignored).find(marker) != std::string::npos);
@@ -823,4 +823,41 @@ TEST_CASE("the runtime proxy's flags are checked, and host mode serves the host'
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains(b.says));
   }
+}
+
+TEST_CASE(
+    "the prediction flags default to koordlet's, set the predictor and refuse what cannot be right",
+    "[options]") {
+  using namespace std::chrono;
+  const Options d = parsed({});
+  CHECK(d.predictionCheckpointFilepath == "/prediction-checkpoints");
+  CHECK(d.prediction.coldStart == hours(24));
+  CHECK(d.prediction.safetyMarginPercent == 10);
+  CHECK(d.prediction.memoryHalfLife == hours(24));
+  CHECK(d.prediction.cpuHalfLife == hours(12));
+  CHECK(d.prediction.trainingInterval == minutes(1));
+  CHECK(d.prediction.modelExpiration == minutes(30));
+  CHECK(d.prediction.checkpointInterval == minutes(10));
+  CHECK(d.prediction.checkpointMaxPerStep == 12);
+  const Options o = parsed(
+      {"--prediction-checkpoint-filepath=/var/lib/k", "--prediction-cold-start-duration=0s",
+       "--prediction-safety-margin-percent=25", "--prediction-memory-histogram-decay-halflife=2h",
+       "--prediction-cpu-histogram-decay-halflife=1h", "--prediction-training-interval=5s",
+       "--prediction-model-expiration-duration=3m", "--prediction-model-checkpoint-interval=30s",
+       "--prediction-model-checkpoint-max-per-step=3"});
+  CHECK(o.predictionCheckpointFilepath == "/var/lib/k");
+  CHECK(o.prediction.coldStart == seconds(0));
+  CHECK(o.prediction.safetyMarginPercent == 25);
+  CHECK(o.prediction.memoryHalfLife == hours(2));
+  CHECK(o.prediction.cpuHalfLife == hours(1));
+  CHECK(o.prediction.trainingInterval == seconds(5));
+  CHECK(o.prediction.modelExpiration == minutes(3));
+  CHECK(o.prediction.checkpointInterval == seconds(30));
+  CHECK(o.prediction.checkpointMaxPerStep == 3);
+  CHECK(o.ignored.empty());
+  CHECK(errorOf({"--prediction-safety-margin-percent=-10"}).find("must be 0..1000") !=
+        std::string::npos);
+  CHECK(errorOf({"--prediction-training-interval=0s"}).find("must be > 0") != std::string::npos);
+  CHECK(errorOf({"--prediction-cold-start-duration=-1h"}).find("must be >= 0") !=
+        std::string::npos);
 }

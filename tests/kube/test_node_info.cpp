@@ -164,3 +164,22 @@ TEST_CASE("without the preferred type the address falls back InternalIP, Hostnam
   CHECK_FALSE(kubeletAddress(withAddresses({}), "InternalIP").has_value());
   CHECK_FALSE(kubeletAddress(withAddresses({{"Custom", "x"}}), "InternalIP").has_value());
 }
+
+TEST_CASE("a raw-allocatable annotation that parses is read, anything else reads as absent") {
+  Json node = realNode();
+  CHECK_FALSE(parseNode(node)->rawAllocatable);
+  node["metadata"]["annotations"]["node.koordinator.sh/raw-allocatable"] =
+      R"({"cpu":"7500m","memory":"30Gi","pods":"110"})";
+  auto info = parseNode(node);
+  REQUIRE(info.ok());
+  REQUIRE(info->rawAllocatable);
+  CHECK(info->rawAllocatable->cpuMilli == 7500);
+  CHECK(info->rawAllocatable->memoryBytes == int64_t{30} << 30);
+  for (const char* bad : {"not json", "[]", R"({"cpu":"lots"})"}) {
+    INFO(bad);
+    node["metadata"]["annotations"]["node.koordinator.sh/raw-allocatable"] = bad;
+    info = parseNode(node);
+    REQUIRE(info.ok());  // koordlet falls back to status.allocatable
+    CHECK_FALSE(info->rawAllocatable);
+  }
+}

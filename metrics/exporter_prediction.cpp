@@ -1,0 +1,75 @@
+// The exporter's peak prediction families: koordlet's three (reference
+// colocation.md §1.9) and ours on the predictor's own footprint.
+#include "metrics/exporter.h"
+
+namespace koord {
+
+void Exporter::initPrediction() {
+  predictedReclaimable_ = &gaugeFamily(
+      "koordlet_node_predicted_resource_reclaimable",
+      "the node predicted resource reclaimable by each predictor (podReclaimablePredictor, "
+      "priorityReclaimablePredictor, minPredictor), cpu in cores and memory in bytes");
+  priorityReclaimable_ = &gaugeFamily(
+      "koordlet_node_priority_resource_reclaimable",
+      "the node prod reclaimable resource reported in NodeMetric's prodReclaimableMetric (0 "
+      "when the prediction failed)");
+  // Its series appears with the first report, as koordlet's: a 0 before any
+  // prediction would read as "succeeded".
+  priorityReclaimableStatus_ =
+      &gaugeFamily("koordlet_node_resource_priority_reclaimable_status",
+                   "0 when the node's prod reclaimable prediction succeeded, 1 when it failed");
+  predictionModels_ = &gaugeFamily("koordlet_prediction_models",
+                                   "peak predictor models held (one per pod, the node, each "
+                                   "priority class and the system)")
+                           .Add({{"node", node_}});
+  predictionModelBytes_ = &gaugeFamily("koordlet_prediction_model_bytes",
+                                       "heap bytes held by the peak predictor's models (an upper "
+                                       "bound)")
+                               .Add({{"node", node_}});
+  predictionTrainingSeconds_ = &gaugeFamily("koordlet_prediction_training_duration_seconds",
+                                            "how long the last training round took")
+                                    .Add({{"node", node_}});
+  auto& saves = counterFamily("koordlet_prediction_checkpoint_saves_total",
+                              "prediction checkpoints written, by result (ok, error)");
+  checkpointsSaved_ = &saves.Add({{"node", node_}, {"result", "ok"}});
+  checkpointSaveErrors_ = &saves.Add({{"node", node_}, {"result", "error"}});
+}
+
+void Exporter::recordReclaimable(const ReclaimableSample& sample) {
+  for (const auto& [predictor, r] : sample.predicted) {
+    if (r.cpuCores) {
+      predictedReclaimable_
+          ->Add({{"node", node_}, {"predictor", predictor}, {"resource", "cpu"}, {"unit", "core"}})
+          .Set(*r.cpuCores);
+    }
+    if (r.memoryBytes) {
+      predictedReclaimable_
+          ->Add(
+              {{"node", node_}, {"predictor", predictor}, {"resource", "memory"}, {"unit", "byte"}})
+          .Set(*r.memoryBytes);
+    }
+  }
+  const auto it = sample.predicted.find("minPredictor");
+  const bool ok = sample.ok && it != sample.predicted.end();
+  auto value = [&](std::optional<double> ReclaimableSample::Resources::*field) {
+    return ok ? (it->second.*field).value_or(0) : 0.0;
+  };
+  priorityReclaimable_
+      ->Add({{"node", node_}, {"priority", "koord-prod"}, {"resource", "cpu"}, {"unit", "core"}})
+      .Set(value(&ReclaimableSample::Resources::cpuCores));
+  priorityReclaimable_
+      ->Add({{"node", node_}, {"priority", "koord-prod"}, {"resource", "memory"}, {"unit", "byte"}})
+      .Set(value(&ReclaimableSample::Resources::memoryBytes));
+  priorityReclaimableStatus_->Add({{"node", node_}, {"priority", "koord-prod"}}).Set(ok ? 0 : 1);
+}
+
+void Exporter::recordPredictor(const PredictorSample& s) {
+  predictionModels_->Set(static_cast<double>(s.models));
+  predictionModelBytes_->Set(static_cast<double>(s.modelBytes));
+  predictionTrainingSeconds_->Set(s.lastTrainingSeconds);
+  mirror(*checkpointsSaved_, lastCheckpointsSaved_, static_cast<double>(s.checkpointsSaved));
+  mirror(*checkpointSaveErrors_, lastCheckpointSaveErrors_,
+         static_cast<double>(s.checkpointSaveErrors));
+}
+
+}  // namespace koord
