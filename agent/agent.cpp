@@ -363,6 +363,7 @@ bool Agent::ensureLayout() {
 
 void Agent::collectPods() {
   if (!ensureLayout()) return;
+  collectHostApps();
   auto begin = clock_->now();
   const std::vector<Pod>& pods = informer_.pods();
   auto outcome = podCollector_->collect(pods, lastNode_ ? &*lastNode_ : nullptr);
@@ -421,21 +422,29 @@ void Agent::cachePods(const PodsSample& s) {
       putPsi(MetricKind::kContainerPsi, cu.id, cu.usage.pressure);
     }
   }
-  put(MetricKind::kSystemCpuCores, "", s.systemCpuCores);
-  put(MetricKind::kSystemMemoryBytes, "", s.systemMemoryBytes);
+  // System is what neither pods nor host applications use (koordlet's
+  // system_resource_collector): the apps' share comes off.
+  auto system = [](std::optional<double> v, double apps) -> std::optional<double> {
+    if (!v) return v;
+    return std::max(0.0, *v - apps);
+  };
+  put(MetricKind::kSystemCpuCores, "", system(s.systemCpuCores, hostAppCpuCores_));
+  put(MetricKind::kSystemMemoryBytes, "", system(s.systemMemoryBytes, hostAppMemoryBytes_));
   put(MetricKind::kBeCpuUsageMilli, "", s.be.usageMilli);
   put(MetricKind::kBeCpuRequestMilli, "", s.be.requestMilli);
   put(MetricKind::kBeCpuRealLimitMilli, "", s.be.realLimitMilli);
   // Series of pods and containers that are gone are freed now; while the sampled
   // owners stay the same there is nothing to look for.
-  if (s.ownersVersion == cachedOwners_) return;
+  if (s.ownersVersion == cachedOwners_ && hostAppOwnersVersion_ == cachedHostApps_) return;
   cachedOwners_ = s.ownersVersion;
+  cachedHostApps_ = hostAppOwnersVersion_;
   // Owners seen this round, as views into the sample (it outlives this call).
   std::unordered_set<std::string_view> live;
   for (const PodUsage& pu : s.pods) {
     live.insert(pu.pod->uid);
     for (const ContainerUsage& cu : pu.containers) live.insert(cu.id);
   }
+  for (const std::string& owner : hostAppOwners_) live.insert(owner);
   cache_.retainOwnersIf([&](std::string_view o) { return live.contains(o); });
 }
 

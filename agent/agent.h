@@ -28,9 +28,11 @@
 #include "kube/pod_evictor.h"
 #include "kube/pods_informer.h"
 #include "metrics/exporter.h"
+#include "metrics/host_app_collector.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_collector.h"
 #include "metrics/node_hardware.h"
+#include "metrics/node_metric.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
 #include "nri/nri_client.h"
@@ -131,6 +133,19 @@ class Agent {
   void recordHookServer();
   std::string hookServerSummary() const;
   nlohmann::json hookServerJson() const;
+
+  // Host applications (agent_host_apps.cpp): the NodeSLO's processes outside
+  // Kubernetes, their usage read each round before the pods' (system usage leaves
+  // them out), reported in NodeMetric and /metrics.
+  void collectHostApps();
+  std::vector<HostAppInfo> hostAppInfos() const;
+  std::unique_ptr<HostAppCollector> hostApps_;
+  double hostAppCpuCores_ = 0;     // Σ this round, apps with a rate
+  double hostAppMemoryBytes_ = 0;  // Σ this round (memory.stat figure)
+  std::set<std::string> hostAppOwners_;
+  std::set<std::string> hostAppFailing_;  // FailureLog keys failing last round
+  uint64_t hostAppOwnersVersion_ = 0;     // bumped when hostAppOwners_ changes
+  uint64_t cachedHostApps_ = 0;           // the version the cache was last pruned to
 
   // Peak prediction (agent_prediction.cpp): koordlet's predict server, trained from
   // the cache every round it is due; its prod reclaimable goes into NodeMetric.

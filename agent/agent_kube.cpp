@@ -28,11 +28,10 @@ Status Agent::startCluster() {
         [this](const nlohmann::json& nodeMetric) -> Result<nlohmann::json> {
           auto spec = parseNodeMetricSpec(nodeMetric);
           if (!spec.ok()) return spec.error();
-          return buildNodeMetricStatus(cache_, informer_.pods(), *spec, clock_->now(),
-                                       clock_->wallNow(),
-                                       [this](const std::vector<const Pod*>& reported) {
-                                         return prodReclaimable(reported);
-                                       });
+          return buildNodeMetricStatus(
+              cache_, informer_.pods(), *spec, clock_->now(), clock_->wallNow(),
+              [this](const std::vector<const Pod*>& reported) { return prodReclaimable(reported); },
+              hostAppInfos());
         },
         [](const nlohmann::json& nodeMetric) {
           auto spec = parseNodeMetricSpec(nodeMetric);

@@ -67,8 +67,12 @@ enum class CgroupFile : uint8_t {
   kMemoryOomGroup,
   // v1 only: v2's nearest relative, memory.low, is a different contract.
   kMemorySoftLimit,
+  // Read by the host application collector: memory with page cache.
+  kMemoryUsage,  // v1 memory.usage_in_bytes; v2 memory.current
+  // GroupIdentity (bvt): Alibaba Cloud Linux / Anolis only, same name on v1 and v2.
+  kCpuBvtWarpNs,
 };
-inline constexpr size_t kCgroupFileCount = 24;
+inline constexpr size_t kCgroupFileCount = 26;
 
 struct CgroupFileSpec {
   CgroupFile file;
@@ -111,6 +115,8 @@ inline constexpr std::array<CgroupFileSpec, kCgroupFileCount> kCgroupFiles = {{
      "memory.use_priority_oom", nullptr},
     {CgroupFile::kMemoryOomGroup, "memory", "memory.oom.group", "memory.oom.group", nullptr},
     {CgroupFile::kMemorySoftLimit, "memory", "memory.soft_limit_in_bytes", nullptr, nullptr},
+    {CgroupFile::kMemoryUsage, "memory", "memory.usage_in_bytes", "memory.current", nullptr},
+    {CgroupFile::kCpuBvtWarpNs, "cpu", "cpu.bvt_warp_ns", "cpu.bvt_warp_ns", nullptr},
 }};
 
 constexpr const CgroupFileSpec& cgroupFileSpec(CgroupFile file) {

@@ -79,6 +79,15 @@ struct ReclaimableSample {
   bool ok = false;  // the final (min) prediction succeeded
 };
 
+// One host application's usage this round (koordlet's host_application gauge).
+struct HostAppUsageRow {
+  std::string name;
+  std::string priority;  // as the NodeSLO spells it ("" when unset)
+  std::string qos;
+  double cpuCores = 0;
+  double memoryBytes = 0;  // memory.stat anon + unevictable, whatever the policy
+};
+
 // The predictor itself, for the operator (ours).
 struct PredictorSample {
   size_t models = 0;
@@ -201,6 +210,10 @@ class Exporter {
   // failed).
   void recordReclaimable(const ReclaimableSample& sample);
   void recordPredictor(const PredictorSample& sample);
+  // koordlet_host_application_resource_usage{host_application_name,resource,
+  // priority_class,qos}: reset every round and set for the apps read whole (from
+  // their second read), CPU in cores and memory in bytes, no unit label (koordlet's).
+  void recordHostApps(const std::vector<HostAppUsageRow>& rows);
 
   // --- Evictions (metrics/exporter_eviction.cpp) ---
   // koordlet_eviction_enabled: 1 when an eviction gate is on and the agent can
@@ -354,6 +367,8 @@ class Exporter {
   prometheus::Gauge* predictionTrainingSeconds_ = nullptr;
   prometheus::Counter* checkpointsSaved_ = nullptr;
   prometheus::Counter* checkpointSaveErrors_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* hostAppUsage_ = nullptr;
+  std::vector<prometheus::Gauge*> hostAppSeries_;  // set last round, removed next
   double lastCheckpointsSaved_ = 0;
   double lastCheckpointSaveErrors_ = 0;
   // Evictions (exporter_eviction.cpp)

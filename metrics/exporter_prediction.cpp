@@ -1,5 +1,6 @@
-// The exporter's peak prediction families: koordlet's three (reference
-// colocation.md §1.9) and ours on the predictor's own footprint.
+// The exporter's colocation families: the peak prediction's three of koordlet
+// (reference colocation.md §1.9) and ours on the predictor's own footprint; the host
+// applications' usage (§6).
 #include "metrics/exporter.h"
 
 namespace koord {
@@ -29,6 +30,9 @@ void Exporter::initPrediction() {
   predictionTrainingSeconds_ = &gaugeFamily("koordlet_prediction_training_duration_seconds",
                                             "how long the last training round took")
                                     .Add({{"node", node_}});
+  hostAppUsage_ = &gaugeFamily("koordlet_host_application_resource_usage",
+                               "the resource usage of host applications (cpu in cores, memory in "
+                               "bytes without page cache)");
   auto& saves = counterFamily("koordlet_prediction_checkpoint_saves_total",
                               "prediction checkpoints written, by result (ok, error)");
   checkpointsSaved_ = &saves.Add({{"node", node_}, {"result", "ok"}});
@@ -61,6 +65,23 @@ void Exporter::recordReclaimable(const ReclaimableSample& sample) {
       ->Add({{"node", node_}, {"priority", "koord-prod"}, {"resource", "memory"}, {"unit", "byte"}})
       .Set(value(&ReclaimableSample::Resources::memoryBytes));
   priorityReclaimableStatus_->Add({{"node", node_}, {"priority", "koord-prod"}}).Set(ok ? 0 : 1);
+}
+
+void Exporter::recordHostApps(const std::vector<HostAppUsageRow>& rows) {
+  for (prometheus::Gauge* g : hostAppSeries_) hostAppUsage_->Remove(g);
+  hostAppSeries_.clear();
+  for (const HostAppUsageRow& r : rows) {
+    for (const auto& [resource, value] :
+         {std::pair{"cpu", r.cpuCores}, std::pair{"memory", r.memoryBytes}}) {
+      prometheus::Gauge& g = hostAppUsage_->Add({{"node", node_},
+                                                 {"host_application_name", r.name},
+                                                 {"resource", resource},
+                                                 {"priority_class", r.priority},
+                                                 {"qos", r.qos}});
+      g.Set(value);
+      hostAppSeries_.push_back(&g);
+    }
+  }
 }
 
 void Exporter::recordPredictor(const PredictorSample& s) {

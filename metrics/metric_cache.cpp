@@ -79,6 +79,9 @@ bool isNodeLevel(MetricKind kind) {
     case MetricKind::kContainerMemoryBytes:
     case MetricKind::kContainerCpuThrottledRatio:
     case MetricKind::kContainerPsi:
+    case MetricKind::kHostAppCpuCores:
+    case MetricKind::kHostAppMemoryBytes:
+    case MetricKind::kHostAppMemoryWithPageCacheBytes:
       return false;
   }
   return false;

@@ -53,6 +53,10 @@ enum class MetricKind : uint8_t {
   kContainerMemoryBytes,
   kContainerCpuThrottledRatio,
   kContainerPsi,
+  // Host application level (owner = "hostapp/<name>"), kept for podRetention.
+  kHostAppCpuCores,
+  kHostAppMemoryBytes,               // memory.stat anon + unevictable
+  kHostAppMemoryWithPageCacheBytes,  // memory.usage_in_bytes / memory.current
 };
 
 bool isNodeLevel(MetricKind kind);

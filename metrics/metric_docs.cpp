@@ -237,6 +237,13 @@ void driveExporter(Exporter& e) {
 
   e.setEvictionEnabled(true);
   e.recordEviction("colo", "be-pod", "BEMemoryEvict", "evicted", 1700000000);
+
+  ReclaimableSample reclaimable;
+  reclaimable.ok = true;
+  reclaimable.predicted["minPredictor"] = {2.5, 4e9};
+  e.recordReclaimable(reclaimable);
+  e.recordPredictor({10, 40000, 1, 0, 0.002});
+  e.recordHostApps({{"nginx", "koord-prod", "LS", 0.5, 1e8}});
 }
 
 std::string metricsMarkdown(const std::vector<MetricDoc>& metrics) {

@@ -10,6 +10,7 @@
 
 #include "base/duration.h"
 #include "kube/json_type.h"
+#include "metrics/host_app_collector.h"
 #include "metrics/quantity_format.h"
 
 namespace koord {
@@ -265,11 +266,36 @@ json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::M
   return list;
 }
 
+json hostAppsMetric(const MetricCache& cache, const std::vector<HostAppInfo>& apps,
+                    NodeMemoryPolicy policy, Clock::Monotonic from, Clock::Monotonic now) {
+  std::vector<const HostAppInfo*> order;
+  for (const HostAppInfo& a : apps) order.push_back(&a);
+  std::sort(order.begin(), order.end(),
+            [](const HostAppInfo* a, const HostAppInfo* b) { return a->name < b->name; });
+  const MetricKind memory = policy == NodeMemoryPolicy::kWithPageCache
+                                ? MetricKind::kHostAppMemoryWithPageCacheBytes
+                                : MetricKind::kHostAppMemoryBytes;
+  json list = json::array();
+  for (const HostAppInfo* a : order) {
+    json usage = averageUsage(cache, HostAppCollector::owner(a->name),
+                              {MetricKind::kHostAppCpuCores, memory}, from, now);
+    if (usage.empty()) continue;  // koordlet skips an app whose query fails
+    json entry = json::object();
+    entry["name"] = a->name;
+    entry["usage"] = std::move(usage);
+    if (!a->priority.empty()) entry["priority"] = a->priority;
+    if (!a->qos.empty()) entry["qos"] = a->qos;
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
 }  // namespace
 
 json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
                            const NodeMetricSpec& spec, Clock::Monotonic now, Clock::Wall wallNow,
-                           const ReclaimableFn& prodReclaimable) {
+                           const ReclaimableFn& prodReclaimable,
+                           const std::vector<HostAppInfo>& hostApps) {
   const SeriesPair node{MetricKind::kNodeCpuCores, nodeMemoryKind(spec.memoryPolicy)};
   const SeriesPair system{MetricKind::kSystemCpuCores, MetricKind::kSystemMemoryBytes};
   const Clock::Monotonic from = windowStart(now, spec.aggregateDuration);
@@ -286,6 +312,9 @@ json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pod
   status["nodeMetric"] = std::move(nodeMetric);
   std::vector<const Pod*> reported;
   status["podsMetric"] = podsMetric(cache, pods, from, now, reported);
+  if (json apps = hostAppsMetric(cache, hostApps, spec.memoryPolicy, from, now); !apps.empty()) {
+    status["hostApplicationMetric"] = std::move(apps);
+  }
   if (prodReclaimable) status["prodReclaimableMetric"] = prodReclaimable(reported);
   return status;
 }

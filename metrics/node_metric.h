@@ -59,7 +59,13 @@
 //    koordinator; there is no "koord-none"), which the defaults make impossible.
 //  * Always present, also when empty: nodeMetric's four fields and podsMetric
 //    (koordlet omits an empty podsMetric and aggregate list). Not produced:
-//    numaUsages, hostApplicationMetric, prodPeakMetric (HEAD only, read by nothing).
+//    numaUsages, prodPeakMetric (HEAD only, read by nothing).
+//  * hostApplicationMetric: one entry per host application given whose CPU and
+//    memory series both have a point in the window, sorted by name, {name, usage,
+//    priority, qos} (priority and qos as the NodeSLO spells them, omitted when "");
+//    memory by policy: usageWithPageCache -> memory.usage_in_bytes / memory.current,
+//    otherwise memory.stat's anon + unevictable (no hot page cache here either).
+//    Omitted when empty, as koordlet's omitempty slice.
 //  * prodReclaimableMetric: what `prodReclaimable` returns, given the pods
 //    podsMetric reports (koordlet adds only those to its predictor); absent when the
 //    caller gives none (the predictor lives above this layer, prediction/).
@@ -109,10 +115,17 @@ MetricKind nodeMemoryKind(NodeMemoryPolicy policy);
 const char* toString(NodeMemoryPolicy policy);
 
 // The NodeMetric status (the value of "status") from the cache at `now`.
+// A host application as NodeMetric reports it (the NodeSLO's entry; qos/host_apps.h).
+struct HostAppInfo {
+  std::string name;
+  std::string priority;
+  std::string qos;
+};
+
 using ReclaimableFn = std::function<nlohmann::json(const std::vector<const Pod*>& reported)>;
 nlohmann::json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
                                      const NodeMetricSpec& spec, Clock::Monotonic now,
-                                     Clock::Wall wallNow,
-                                     const ReclaimableFn& prodReclaimable = {});
+                                     Clock::Wall wallNow, const ReclaimableFn& prodReclaimable = {},
+                                     const std::vector<HostAppInfo>& hostApps = {});
 
 }  // namespace koord

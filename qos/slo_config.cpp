@@ -319,6 +319,9 @@ Result<NodeSloSpec> parseNodeSlo(std::string_view text, std::string_view fileNam
   NodeSloSpec spec = typedFrom(std::move(effective));
   spec.source = src.label;
   spec.notes = std::move(src.notes);
+  if (const auto it = spec.effective.find("hostApplications"); it != spec.effective.end()) {
+    spec.hostApplications = parseHostApplications(*it, spec.notes);
+  }
   return spec;
 }
 

@@ -66,6 +66,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "qos/host_apps.h"
 
 namespace koord {
 
@@ -174,6 +175,8 @@ struct NodeSloSpec {
   ResourceThresholdStrategy threshold;
   CpuBurstConfig cpuBurst;
   ResourceQosStrategy qos;
+  // spec.hostApplications, the valid entries (qos/host_apps.h; bad ones are in notes).
+  std::vector<HostApplication> hostApplications;
   // The whole effective spec in NodeSLO's JSON field names (defaults + file),
   // including the parts no strategy reads yet (systemStrategy, blkio, network,
   // hostApplications, extensions). This is what GET /config returns under "spec".

@@ -514,3 +514,36 @@ TEST_CASE("our status has every field of a status the apiserver stored", "[nodem
   CHECK(ours["podsMetric"][0]["podUsage"] == usageOf("250m", "200Mi"));
   CHECK(ours["nodeMetric"]["nodeUsage"]["resources"].size() == 2);
 }
+
+TEST_CASE("hostApplicationMetric averages each app over the window, by name, memory by policy",
+          "[nodemetric]") {
+  Rig rig;
+  for (const char* app : {"hostapp/nginx", "hostapp/db"}) {
+    fill(rig.cache, MetricKind::kHostAppCpuCores, app, rig.now, 120,
+         [](int i) { return i < 59 ? 4.0 : 0.5; });
+    fill(rig.cache, MetricKind::kHostAppMemoryBytes, app, rig.now, 120,
+         [](int) { return 100.0 * kMiB; });
+    fill(rig.cache, MetricKind::kHostAppMemoryWithPageCacheBytes, app, rig.now, 120,
+         [](int) { return 300.0 * kMiB; });
+  }
+  const std::vector<HostAppInfo> apps = {
+      {"nginx", "koord-prod", "LS"}, {"db", "", "LSR"}, {"absent", "koord-mid", ""}};
+  auto status = buildNodeMetricStatus(rig.cache, {}, specWith(60s, {}), rig.now,
+                                      rig.clock.wallNow(), {}, apps);
+  REQUIRE(status["hostApplicationMetric"].size() == 2);  // "absent" has no samples
+  CHECK(status["hostApplicationMetric"][0] ==
+        json{{"name", "db"}, {"usage", usageOf("500m", "100Mi")}, {"qos", "LSR"}});
+  CHECK(status["hostApplicationMetric"][1] == json{{"name", "nginx"},
+                                                   {"usage", usageOf("500m", "100Mi")},
+                                                   {"priority", "koord-prod"},
+                                                   {"qos", "LS"}});
+  NodeMetricSpec withCache = specWith(60s, {});
+  withCache.memoryPolicy = NodeMemoryPolicy::kWithPageCache;
+  status = buildNodeMetricStatus(rig.cache, {}, withCache, rig.now, rig.clock.wallNow(), {}, apps);
+  CHECK(status["hostApplicationMetric"][0]["usage"] == usageOf("500m", "300Mi"));
+  // None given, or none with samples: the key is left out (koordlet's omitempty).
+  CHECK_FALSE(rig.build(specWith(60s, {})).contains("hostApplicationMetric"));
+  CHECK_FALSE(buildNodeMetricStatus(rig.cache, {}, specWith(60s, {}), rig.now, rig.clock.wallNow(),
+                                    {}, {{"absent", "", ""}})
+                  .contains("hostApplicationMetric"));
+}
