@@ -92,6 +92,8 @@ class Agent {
   HookGates hookGates() const;         // from the options and the topology
   bool suppressGate() const;           // BECPUSuppress, and a CPU count to suppress from
   void runQos();
+  void switchGroupIdentity(const NodeSloSpec& spec);
+  bool groupIdentity_ = false;  // the GroupIdentity strategy is registered
   void runResctrl();
   void collectResctrl();
   void pollConfig();

@@ -3,8 +3,13 @@
 // collection, and the resctrl loop and its monitoring.
 #include "agent/agent.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <unordered_set>
@@ -12,10 +17,13 @@
 #include <boost/asio/post.hpp>
 
 #include "base/read_file.h"
+#include "base/time_format.h"
 #include "cgroupfs/cgroup_mounts.h"
+#include "cgroupfs/cgroup_parsers.h"
 #include "metrics/proc_parsers.h"
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
+#include "qos/group_identity.h"
 #include "qos/memory_qos.h"
 #include "qos/node_overrides.h"
 #include "version.h"
@@ -116,6 +124,19 @@ void Agent::startQos() {
                                                 opts_.memoryQosV1SoftLimit));
   // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
   qos_->add(std::make_unique<HookReconcileStrategy>(opts_.runtimeHooksReconcileInterval, hooks));
+  // GroupIdentity: bvt on the kernels that have it (Alibaba Cloud Linux / Anolis).
+  const bool bvtGate = opts_.featureGates.enabled("GroupIdentity");
+  exporter_.setFeatureSupported("group_identity", support.has(Knob::kCpuBvtWarpNs));
+  if (bvtGate && support.has(Knob::kCpuBvtWarpNs)) {
+    qos_->add(std::make_unique<GroupIdentityStrategy>(opts_.runtimeHooksReconcileInterval, true,
+                                                      *layout_));
+    groupIdentity_ = true;
+  } else if (bvtGate) {
+    KLOG_INFO << "GroupIdentity: this kernel has no cpu.bvt_warp_ns under "
+              << layout_->kubeRootDir()
+              << " (only Alibaba Cloud Linux / Anolis kernels do): nothing to write, "
+                 "koordlet_feature_supported{feature=\"group_identity\"} 0";
+  }
   startEviction();  // the eviction strategies, when they can evict
   KLOG_INFO << "QoS manager: CPU suppress " << (suppressGate() ? "gate on" : "gate off")
             << " every " << opts_.cpuSuppressIntervalSeconds << "s, CPU burst "
@@ -139,6 +160,47 @@ void Agent::startQos() {
   resctrl_ = std::make_unique<resctrl::ResctrlManager>(rc, *layout_, *clock_, failures_);
 }
 
+// GroupIdentity's kernel switch (qos/group_identity.h): on when the rule is, before
+// the round's bvt writes take effect; each change logged and audited.
+void Agent::switchGroupIdentity(const NodeSloSpec& spec) {
+  auto read = [&](const char* name) -> std::optional<int64_t> {
+    auto text = readFile(opts_.paths.proc(std::string("sys/kernel/") + name), 64);
+    if (!text) return std::nullopt;
+    auto n = parseSingleInt(*text);
+    return n ? std::optional<int64_t>(*n) : std::nullopt;
+  };
+  const SysctlValues current{read("sched_group_identity_enabled"), read("sched_core")};
+  for (const auto& [name, value] : groupIdentitySysctls(bvtRule(spec), current)) {
+    const std::string path = opts_.paths.proc("sys/kernel/" + name);
+    std::string result = "dry_run";
+    if (!opts_.dryRun) {
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      const std::string text = std::to_string(value);
+      const bool ok =
+          fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      result = ok ? "written" : std::string("failed: ") + std::strerror(err);
+      if (!ok) {
+        failures_.failure("group identity sysctl " + name, Severity::kWarning,
+                          "GroupIdentity: cannot write " + std::to_string(value) + " to " + path +
+                              ": " + std::strerror(err) + " (bvt values may not take effect)");
+        break;  // koordlet abandons the rule update when a switch fails
+      }
+      failures_.success("group identity sysctl " + name);
+    }
+    KLOG_INFO << "GroupIdentity: " << path << " = " << value << " (" << result << ")";
+    if (audit_) {
+      (void)audit_->append(nlohmann::json{
+          {"ts", rfc3339Millis(clock_->wallNow())},
+          {"sysctl", path},
+          {"value", value},
+          {"owner", kOwnerGroupIdentity},
+          {"result", result}}.dump());
+    }
+  }
+}
+
 void Agent::runQos() {
   if (!qos_) return;
   // Until the kubelet has answered once, the pod list is empty, not known: a
@@ -159,6 +221,16 @@ void Agent::runQos() {
     allocatableSource_ = mem.source;
   }
   const NodeSloSpec& spec = config_.current();
+  {
+    // The host applications' own cgroups are the only dirs outside kubepods the
+    // executor writes (GroupIdentity's bvt), exactly those the NodeSLO names.
+    std::vector<std::string> hostAppDirs;
+    for (const HostApplication& app : spec.hostApplications) {
+      hostAppDirs.push_back(hostAppCgroupDir(app, *layout_));
+    }
+    executor_->allowOutside(std::move(hostAppDirs));
+  }
+  if (groupIdentity_) switchGroupIdentity(spec);
   updateEvictionFacts();
   QosRound round = qos_->runDue(informer_.pods(), cache_, spec, &evictionLedger_);
   handleEvictions(round);

@@ -62,7 +62,7 @@ const std::vector<GateSpec>& FeatureGates::known() {
       {"PerCPUMetric", false, GateStage::kAlpha, false},
       {"NodeMetricPromMetrics", false, GateStage::kAlpha, false},
       // Runtime hook gates.
-      {"GroupIdentity", true, GateStage::kBeta, false},
+      {"GroupIdentity", true, GateStage::kBeta, true},
       {"CPUSetAllocator", true, GateStage::kBeta, true},
       {"GPUEnvInject", false, GateStage::kAlpha, false},
       {"RDMADeviceInject", false, GateStage::kAlpha, false},

@@ -80,8 +80,11 @@ bool Executor::insideKubepods(const std::string& dir) const {
   }
   // A component boundary, so "kubepods-other" is not inside "kubepods".
   const std::string& root = kubeRoot_;
-  return dir == root || (dir.size() > root.size() && dir.compare(0, root.size(), root) == 0 &&
-                         dir[root.size()] == '/');
+  if (dir == root || (dir.size() > root.size() && dir.compare(0, root.size(), root) == 0 &&
+                      dir[root.size()] == '/')) {
+    return true;
+  }
+  return std::find(outside_.begin(), outside_.end(), dir) != outside_.end();
 }
 
 std::string Executor::readOnlyKey() const {
@@ -155,7 +158,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     failures_->failure("executor refused " + write.dir, Severity::kWarning,
                        "refusing to write " + std::string(spec.name) + " in " +
                            quoteText(write.dir, 200) + " for " + write.owner + ": not under " +
-                           layout_.kubeRootDir());
+                           layout_.kubeRootDir() + " nor a host application's cgroup");
     return std::nullopt;
   }
   // One owner per knob per cgroup: the first strategy to write it keeps it, so two

@@ -115,6 +115,11 @@ class Executor {
   // (a pod a second) is a hundred pods' worth more than the live ones.
   void forgetUnder(std::string_view dir);
 
+  // Directories outside kubepods the executor may also write, exactly these (not
+  // their children): the host applications' cgroups the NodeSLO names. Replaced
+  // whole on each call; a dir with an empty, "." or ".." part is never allowed.
+  void allowOutside(std::vector<std::string> dirs) { outside_ = std::move(dirs); }
+
   // Applies one batch in the order described above. Returns the batch's counts
   // (also accumulated in stats()). Counts and observer calls are per attempted
   // write: a CPU list that is neither a subset nor a superset of the file's is
@@ -176,7 +181,8 @@ class Executor {
   void observe(const char* status, Clock::Monotonic since) const;
   ExecutorConfig config_;
   CgroupLayout layout_;
-  std::string kubeRoot_;  // layout_.kubeRootDir(), made once: asked for every write
+  std::string kubeRoot_;              // layout_.kubeRootDir(), made once: asked for every write
+  std::vector<std::string> outside_;  // allowOutside()
   KnobSupport support_;
   const Clock* clock_;
   FailureLog* failures_;

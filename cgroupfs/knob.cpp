@@ -62,6 +62,8 @@ constexpr std::array<KnobFacts, kKnobCount> kFacts = {{
     {Knob::kMemoryOomGroup, CgroupFile::kMemoryOomGroup, false, 0, 1, false, false},
     // v1 only. A soft limit is a reclaim hint, not a bound on children: not ordered.
     {Knob::kMemorySoftLimit, CgroupFile::kMemorySoftLimit, false, 0, kInt64Max, true, false},
+    // koordlet validates -1..2; each cgroup's own value, not bounded by its parent's.
+    {Knob::kCpuBvtWarpNs, CgroupFile::kCpuBvtWarpNs, false, -1, 2, false, false},
 }};
 
 // Joins each knob's facts with its file row, at compile time.

@@ -40,8 +40,11 @@ enum class Knob : uint8_t {
   // v1 memory.soft_limit_in_bytes (-1 = unlimited); v2 has no such file (its nearest
   // relative is memory.low, a different contract), so the knob is v1 only.
   kMemorySoftLimit,
+  // GroupIdentity: cpu.bvt_warp_ns -1..2 on both versions, Alibaba Cloud Linux /
+  // Anolis only (the probe finds it absent elsewhere).
+  kCpuBvtWarpNs,
 };
-inline constexpr size_t kKnobCount = 15;
+inline constexpr size_t kKnobCount = 16;
 
 struct KnobSpec {
   Knob knob;

@@ -9,7 +9,9 @@
 //    accounted to its cgroup (about one core) and its priority and QoS as named;
 //  * the bad entry is named once in the log and skipped, the good one kept;
 //  * /metrics has koordlet_host_application_resource_usage for it;
-//  * the system usage leaves the app's CPU out (node - pods - host apps).
+//  * the system usage leaves the app's CPU out (node - pods - host apps);
+//  * GroupIdentity on this kernel: the probe's answer in koordlet_feature_supported,
+//    one line when the kernel lacks cpu.bvt_warp_ns (mainline kernels do).
 // Needs root and cgroup v1 (a visible skip without them, a failure in CI). Real
 // time: the NodeMetric is reported every 30 s, its minimum; about 40 s.
 #include <sys/wait.h>
@@ -18,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -169,7 +172,22 @@ TEST_CASE(
   CHECK(nodeCpu >= appCpu * 0.9);
   CHECK(systemCpu <= nodeCpu - appCpu * 0.8);
 
+  // GroupIdentity (on by default) on this kernel, which has no cpu.bvt_warp_ns: one
+  // line, the feature gauge at 0, and no "no effect" warning for the gate.
+  auto m = httpGet(*port, "/metrics");
+  REQUIRE(m);
+  const bool kernelHasBvt =
+      std::filesystem::exists(tree.kernelPath("cpu", "kubepods", "cpu.bvt_warp_ns"));
+  CHECK(Scrape(m->body).value("koordlet_feature_supported", {{"feature", "group_identity"}}) ==
+        (kernelHasBvt ? 1 : 0));
   const std::string log = agent.log();
+  CHECK(log.find("feature gate GroupIdentity is enabled but has no effect") == std::string::npos);
+  if (!kernelHasBvt) {
+    const std::string line = "GroupIdentity: this kernel has no cpu.bvt_warp_ns";
+    const size_t first = log.find(line);
+    CHECK(first != std::string::npos);
+    CHECK(log.find(line, first + 1) == std::string::npos);
+  }
   CHECK(log.find("spec.hostApplications[1] (name \"escape\"): cgroupPath.parentDir: must stay "
                  "under its base") != std::string::npos);
   auto exit = agent.terminate(10s);
