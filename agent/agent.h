@@ -102,6 +102,12 @@ class Agent {
   void applyNode(const std::optional<nlohmann::json>& node);
   void applyNodeSlo(const std::optional<nlohmann::json>& nodeSlo);
   void applyReservation();
+  // The Node's cpu-normalization-ratio (kube/node_info.h): the last good one in
+  // force; a change republishes the hooks' state and reruns the reconciler.
+  void applyCpuNormalization();
+  double cpuNormalizationRatio_ = -1;  // -1: none
+  std::string cpuNormalizationSource_ = "none";
+  uint64_t cpuNormalizationVersion_ = 0;
   // The kubelet's host comes from --kubelet-addr or NODE_IP (else from the Node).
   bool kubeletHostFromFlags() const { return !opts_.kubeletAddr.empty() || !opts_.nodeIp.empty(); }
   void applyKubeletEndpoint();
@@ -250,6 +256,7 @@ class Agent {
     bool resctrlReady = false;
     int64_t nodeAllocatableMemory = 0;
     uint64_t cpusetRuleVersion = 0;
+    uint64_t cpuNormalizationVersion = 0;
     bool operator==(const HookInputs&) const = default;
   };
   std::optional<HookInputs> hookInputs_;

@@ -112,6 +112,9 @@ HttpResponse Agent::serveConfig() const {
   j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};
   j["node"] = {{"reservationSource", reservationSource_},
                {"allocatableMemorySource", allocatableSource_},
+               {"cpuNormalizationRatio", cpuNormalizationRatio_},
+               {"cpuNormalizationSource", cpuNormalizationSource_},
+               {"cpuNormalizationGate", opts_.featureGates.enabled("CPUNormalization")},
                {"known", nodeInfo_.has_value()}};
   return HttpResponse{200, "application/json", j.dump(2) + "\n"};
 }

@@ -74,8 +74,46 @@ void Agent::applyNode(const std::optional<nlohmann::json>& node) {
   failures_.success("node object");
   nodeInfo_ = std::move(*info);
   applyReservation();
+  applyCpuNormalization();
   applyKubeletEndpoint();
   // Allocatable memory is taken at the next QoS round (runQos).
+}
+
+void Agent::applyCpuNormalization() {
+  const std::string key = "cpu normalization ratio";
+  double ratio = -1;
+  if (nodeInfo_->cpuNormalizationRatioAnnotation) {
+    auto r = parseCpuNormalizationRatio(*nodeInfo_->cpuNormalizationRatioAnnotation);
+    if (!r) {
+      failures_.failure(key, Severity::kWarning,
+                        "Node " + nodeInfo_->name + ": metadata.annotations[\"" +
+                            std::string(kCpuNormalizationRatioAnnotation) +
+                            "\"]: " + r.error().message + " (keeping the ratio in force, " +
+                            std::to_string(cpuNormalizationRatio_) + ")");
+      return;
+    }
+    ratio = *r;
+  }
+  failures_.success(key);
+  // koordlet ignores changes under 0.01 (koord-manager writes two decimals).
+  if (std::abs(ratio - cpuNormalizationRatio_) < 0.01) return;
+  KLOG_INFO << "CPU normalization ratio " << (ratio > 0 ? std::to_string(ratio) : "none")
+            << " (was "
+            << (cpuNormalizationRatio_ > 0 ? std::to_string(cpuNormalizationRatio_) : "none")
+            << "): BE quotas"
+            << (opts_.featureGates.enabled("CPUNormalization") ? " and LS quotas" : "")
+            << (ratio > 1 ? " are divided by it" : " are not scaled");
+  cpuNormalizationRatio_ = ratio;
+  cpuNormalizationSource_ = ratio > 0 ? "Node annotation " +
+                                            std::string(kCpuNormalizationRatioAnnotation) + " " +
+                                            *nodeInfo_->cpuNormalizationRatioAnnotation
+                                      : "none";
+  ++cpuNormalizationVersion_;
+  if (qos_) {
+    qos_->mutableNode().cpuNormalizationRatio = ratio;
+    qos_->podsChanged();  // the running pods are rewritten in the next round
+  }
+  publishHookState();
 }
 
 void Agent::startPodSync() {

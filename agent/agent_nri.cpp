@@ -89,6 +89,8 @@ HookContext Agent::hookContext() const {
   HookContext ctx =
       baseHookContext(hookGates(), config_.current(), sys_.pageSize, opts_.nodeAllocatableMemory);
   ctx.cpusetRule = cpusetRule_;
+  ctx.cpuNormalizationRatio = cpuNormalizationRatio_;
+  ctx.cpuNormalization = opts_.featureGates.enabled("CPUNormalization");
   return ctx;
 }
 
@@ -101,6 +103,7 @@ void Agent::publishHookState() {
   in.resctrlReady = resctrl_ && resctrl_->status() == resctrl::ResctrlStatus::kReady;
   in.nodeAllocatableMemory = qos_ ? qos_->node().nodeAllocatableMemory : 0;
   in.cpusetRuleVersion = cpusetRuleVersion_;
+  in.cpuNormalizationVersion = cpuNormalizationVersion_;
   if (hookInputs_ && *hookInputs_ == in) return;  // nothing a hook reads changed
   hookInputs_ = in;
   if (qos_) qos_->setResctrlReady(in.resctrlReady);

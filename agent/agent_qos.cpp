@@ -112,6 +112,8 @@ void Agent::startQos() {
   qos_ = std::make_unique<QosManager>(qosConfig(), *layout_, topology_ ? *topology_ : CpuTopology{},
                                       *executor_, *clock_);
   qos_->mutableNode().cpusetRule = cpusetRule_;  // the share pools, once computed
+  qos_->mutableNode().cpuNormalizationRatio = cpuNormalizationRatio_;
+  qos_->mutableNode().cpuNormalization = opts_.featureGates.enabled("CPUNormalization");
   // The strategies, one line each, in the order they run.
   const auto reconcile = std::chrono::seconds(opts_.reconcileIntervalSeconds);
   const bool burstGate = opts_.featureGates.enabled("CPUBurst");

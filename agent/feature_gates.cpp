@@ -67,7 +67,7 @@ const std::vector<GateSpec>& FeatureGates::known() {
       {"GPUEnvInject", false, GateStage::kAlpha, false},
       {"RDMADeviceInject", false, GateStage::kAlpha, false},
       {"BatchResource", true, GateStage::kBeta, true},
-      {"CPUNormalization", false, GateStage::kAlpha, false},
+      {"CPUNormalization", false, GateStage::kAlpha, true},
       {"CoreSched", false, GateStage::kAlpha, false},
       {"TerwayQoS", false, GateStage::kAlpha, false},
       {"TCNetworkQoS", false, GateStage::kAlpha, false},

@@ -1,6 +1,8 @@
 // The knob table and its conversions (reference koordlet.md §4.0).
 #include "cgroupfs/knob.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -201,6 +203,12 @@ Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view t
     value = spec.max;
   }
   return KnobValue::of(value);
+}
+
+int64_t normalizeQuota(int64_t quotaUs, double ratio) {
+  if (quotaUs <= 0 || !(ratio > 1)) return quotaUs;
+  const double scaled = std::ceil(static_cast<double>(quotaUs) / ratio);
+  return std::max<int64_t>(static_cast<int64_t>(scaled), kMinCfsQuotaUs);
 }
 
 KnobSupport KnobSupport::probe(const std::string& cgroupRoot, const CgroupLayout& layout) {

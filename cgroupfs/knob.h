@@ -88,6 +88,11 @@ inline constexpr int64_t kMaxCfsQuotaUs = (int64_t{1} << 44) - 1;
 // kMinCfsQuotaUs; a limit past kMaxCfsQuotaUs is no limit either (-1, no overflow).
 int64_t milliCpuToQuota(int64_t milli);
 
+// CPU normalization (koordinator's cpu-normalization-ratio): a limited quota divided
+// by the node's ratio, rounded up, when the ratio is above 1 (at least
+// kMinCfsQuotaUs, which the kernel requires); -1 and ratios <= 1 leave it as is.
+int64_t normalizeQuota(int64_t quotaUs, double ratio);
+
 // A value in v1 units: a number, or a CPU list for cpuset knobs.
 struct KnobValue {
   int64_t number = 0;

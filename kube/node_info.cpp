@@ -1,8 +1,14 @@
 #include "kube/node_info.h"
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include "base/quote.h"
 
 #include <array>
 #include <utility>
 
+#include "base/quote.h"
 #include "kube/json_quantity.h"
 #include "kube/json_type.h"
 #include "kube/pod.h"
@@ -187,6 +193,9 @@ Result<NodeInfo> parseNode(const Json& node) {
     auto raw = annotation(**annotations, kRawAllocatableAnnotation, err);
     if (!raw) return raw.error();
     if (*raw) out.rawAllocatable = rawAllocatable(**raw, err);
+    auto ratio = annotation(**annotations, kCpuNormalizationRatioAnnotation, err);
+    if (!ratio) return ratio.error();
+    out.cpuNormalizationRatioAnnotation = std::move(*ratio);
   }
 
   auto status = optionalObject(node, "status", "status", err);
@@ -231,6 +240,20 @@ std::optional<std::string> kubeletAddress(const NodeInfo& node, std::string_view
   auto a = pickKubeletAddress(node, preferredType);
   if (!a) return std::nullopt;
   return a->address;
+}
+
+Result<double> parseCpuNormalizationRatio(std::string_view text) {
+  const std::string t(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(t.c_str(), &end);
+  // Go's ParseFloat takes no surrounding space (strtod skips leading space).
+  if (t.empty() || std::isspace(static_cast<unsigned char>(t[0])) || end != t.c_str() + t.size() ||
+      errno == ERANGE || !std::isfinite(v)) {
+    return makeError("not a number: " + quoteText(text, 40));
+  }
+  if (!(v > 0)) return makeError("must be > 0, got " + quoteText(text, 40));
+  return v;
 }
 
 }  // namespace koord

@@ -40,6 +40,10 @@ inline constexpr std::string_view kSystemQosResourceAnnotation =
 // koord-manager's record of the allocatable before its own amplification (a JSON
 // ResourceList); the peak predictor reads it before status.allocatable.
 inline constexpr std::string_view kRawAllocatableAnnotation = "node.koordinator.sh/raw-allocatable";
+// koord-manager's CPU normalization ratio for this node ("1.20"): quotas are divided
+// by it (qos/runtime_hooks.h).
+inline constexpr std::string_view kCpuNormalizationRatioAnnotation =
+    "node.koordinator.sh/cpu-normalization-ratio";
 
 struct NodeAddress {
   std::string type;  // "InternalIP", "Hostname", ...
@@ -69,10 +73,15 @@ struct NodeInfo {
   // falls back to status.allocatable otherwise, and so does the predictor); cpu and
   // memory only.
   std::optional<NodeResources> rawAllocatable;
+  std::optional<std::string> cpuNormalizationRatioAnnotation;  // raw text
 };
 
 // A v1 Node object (as a GET or a watch event's "object" carries it).
 Result<NodeInfo> parseNode(const nlohmann::json& node);
+
+// The ratio annotation's text as koordlet reads it (strconv.ParseFloat): a finite
+// number > 0, else an error saying the value.
+Result<double> parseCpuNormalizationRatio(std::string_view text);
 
 // The address types --kubelet-preferred-address-type accepts (koordlet.md §1.3).
 bool isNodeAddressType(std::string_view type);

@@ -39,7 +39,7 @@ int64_t kubeletPodQuota(const Pod& pod) {
   }
   if (milli <= 0) return -1;
   return milli > static_cast<double>(kMaxQuotaMilli) ? -1
-                                                      : milliCpuToQuota(static_cast<int64_t>(milli));
+                                                     : milliCpuToQuota(static_cast<int64_t>(milli));
 }
 
 // A container whose cgroup exists; init containers are never bursted (koordlet
@@ -142,9 +142,9 @@ int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config) 
   double cores =
       (static_cast<double>(milli) / 1000) * (static_cast<double>(config.cpuBurstPercent) / 100);
   const double us = cores * static_cast<double>(kCfsPeriodUs);
-  return burstWithinQuota(us >= static_cast<double>(kMaxBurstUs) ? kMaxBurstUs
-                                                                 : static_cast<int64_t>(us),
-                          milliCpuToQuota(milli));
+  return burstWithinQuota(
+      us >= static_cast<double>(kMaxBurstUs) ? kMaxBurstUs : static_cast<int64_t>(us),
+      milliCpuToQuota(milli));
 }
 
 int64_t burstWithinQuota(int64_t burstUs, int64_t quotaUs) {
@@ -227,7 +227,7 @@ void CpuBurst::recycleLimiters(const QosSnapshot& snap) {
 }
 
 BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeConfig, bool enabled,
-                          const CurrentValues& current) {
+                          const CurrentValues& current, double normalizationRatio) {
   BurstResult out;
   if (!enabled) return out;
   out.nodeState = sharePoolState(snap, nodeConfig.sharePoolThresholdPercent);
@@ -245,6 +245,11 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
     for (const ContainerView& cv : pv.containers) {
       if (!writable(cv)) continue;
       int64_t burst = staticBurstUs(cv.container->limits, config);
+      if (normalizationRatio > 1) {  // within the normalized quota, which the kernel checks
+        burst = burstWithinQuota(
+            burst, normalizeQuota(milliCpuToQuota(cv.container->limits.cpuMilli.value_or(-1)),
+                                  normalizationRatio));
+      }
       podBurst += burst;
       out.writes.push_back(write(cv.dir, Knob::kCpuBurst, burst));
       metricFor(out, podFirstMetric, pv, cv).burstUs = burst;
@@ -263,7 +268,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
     for (const ContainerView& cv : pv.containers) {
       if (!writable(cv)) continue;
       const int64_t milli = limitMilli(*cv.container);
-      const int64_t base = milliCpuToQuota(milli);
+      const int64_t base = normalizeQuota(milliCpuToQuota(milli), normalizationRatio);
       if (base <= 0) continue;  // no limit: nothing to scale
       auto cur = current.get(cv.dir, Knob::kCpuQuota);
       if (!cur) continue;                    // unreadable: koordlet skips the container this round
@@ -332,7 +337,8 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
 }
 
 StrategyOutcome CpuBurstStrategy::run(const StrategyContext& ctx) {
-  BurstResult r = burst_.run(ctx.snapshot, ctx.spec.cpuBurst, true, ctx.current);
+  BurstResult r = burst_.run(ctx.snapshot, ctx.spec.cpuBurst, true, ctx.current,
+                             ctx.node.cpuNormalization ? ctx.node.cpuNormalizationRatio : -1);
   StrategyOutcome out{r.writes, {}, {}, {}};
   for (const Error& e : r.errors) out.errors.push_back(e.message);
   out.result = std::move(r);

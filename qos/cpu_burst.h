@@ -4,8 +4,8 @@
 // Static burst (policies cpuBurstOnly, auto): container cpu.cfs_burst_us (v2
 // cpu.max.burst) = limit × cpuBurstPercent% × 100000 / 1000, at most the
 // container's quota; the pod's = Σ its containers', at most the pod's quota (the
-// kernel's rule: burst <= quota in one cgroup). Kernels without the file skip it (the executor counts it as
-// unsupported).
+// kernel's rule: burst <= quota in one cgroup). Kernels without the file skip it (the executor
+// counts it as unsupported).
 //
 // Dynamic quota (policies cfsQuotaBurstOnly, auto): each running container with a
 // limit has base = limit×100 µs (min 1000) and ceiling = base × cfsQuotaBurstPercent%.
@@ -85,8 +85,11 @@ class CpuBurst {
 
   // enabled = gate CPUBurst. When disabled nothing is written (koordlet leaves the
   // values in place).
+  // normalizationRatio: the node's CPU normalization ratio when the CPUNormalization
+  // gate is on (else -1): a container's base quota is its limit's quota divided by
+  // it (knob.h normalizeQuota), so the quota is stepped around what the hooks set.
   BurstResult run(const QosSnapshot& snap, const CpuBurstConfig& nodeConfig, bool enabled,
-                  const CurrentValues& current);
+                  const CurrentValues& current, double normalizationRatio = -1);
 
   size_t limiterCount() const { return limiters_.size(); }
 

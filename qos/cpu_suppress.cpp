@@ -310,8 +310,7 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
     // Recover until the files hold the recovered values, then leave them alone
     // until suppression runs again (koordlet rewrites the full cpuset every round
     // through its cache).
-    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current,
-            out.writes);
+    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current, out.writes);
     if (cpusetRecovery_ != Recovery::kDone) {
       std::vector<CgroupWrite> recovery;
       const std::vector<int> full = fullBeCpus(snap);
@@ -362,15 +361,13 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
     // hyper-thread pairs at random. Policy cfsQuota needs only the count. A quota
     // cfsQuota left suppressed is still recovered: this policy owns no quota.
     out.skipped = kSkipNoPlacement;
-    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current,
-            out.writes);
+    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current, out.writes);
     return out;
   }
   if (config.cpuSuppressPolicy == CpuSuppressPolicy::kCpuset) {
     adjustByCpuset(snap, suppressMilli, current, out);
     cpusetRecovery_ = Recovery::kNeeded;
-    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current,
-            out.writes);
+    recover(quotaRecovery_, {quotaWrite(snap.besteffortDir, kUnlimitedQuota)}, current, out.writes);
   } else {
     adjustByCfsQuota(snap, suppressMilli, current, out);
     quotaRecovery_ = Recovery::kNeeded;

@@ -81,12 +81,17 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
       ctx.cpuBurst && (node.version != CgroupVersion::kV2 || node.support.has(Knob::kCpuBurst));
   ctx.memoryQos = gates.memoryQos && node.memoryQosKernel;
   ctx.cpusetRule = node.cpusetRule;
+  ctx.cpuNormalizationRatio = node.cpuNormalizationRatio;
+  ctx.cpuNormalization = node.cpuNormalization;
   return ctx;
 }
 
 StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
   HookContext hooks = hookContext(gates_, ctx.spec, ctx.node);
   hooks.unified = false;  // emit() writes none of them
+  // CPU burst owns the LS pods' quotas while it runs, and steps them from the
+  // normalized base itself (cpu_burst.h): the reconciler leaves them to it.
+  if (gates_.cpuBurst) hooks.cpuNormalization = false;
   HookReconcileResult r = reconcileHooks(ctx.snapshot, hooks);
   StrategyOutcome out{std::move(r.writes), r.errors, {}, {}};  // moved: see MemoryQosStrategy
   out.result = std::move(r);

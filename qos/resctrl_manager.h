@@ -15,13 +15,13 @@
 #include "base/clock.h"
 #include "base/host_paths.h"
 #include "base/log.h"
-#include "kube/pod.h"
 #include "cgroupfs/layout.h"
+#include "kube/pod.h"
+#include "qos/resctrl_plan.h"
 #include "qos/slo_config.h"
 #include "resctrl/group_ownership.h"
 #include "resctrl/monitor.h"
 #include "resctrl/resctrl_detect.h"
-#include "qos/resctrl_plan.h"
 #include "resctrl/resctrl_writer.h"
 
 namespace koord::resctrl {

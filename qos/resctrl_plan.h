@@ -28,7 +28,6 @@
 
 namespace koord::resctrl {
 
-
 // The threads found in one pod's cgroups (pod dir and every cgroup below it).
 struct PodThreads {
   const Pod* pod = nullptr;

@@ -150,7 +150,7 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
       auto limit = nonNegative(c.limits.batchCpuMilli, fieldName(c, kBatchCpuResource, "limit"));
       if (limit) limit = quotaFromMilli(*limit, fieldName(c, kBatchCpuResource, "limit"));
       if (limit) {
-        out.cfsQuota = *limit;
+        out.cfsQuota = normalizeQuota(*limit, ctx.cpuNormalizationRatio);
       } else {
         errors.add(limit.error().message + " (cfs quota not set)");
       }
@@ -195,7 +195,7 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
     auto limit = podLimitSum(pod, kBatchCpuResource, &ResourceList::batchCpuMilli);
     if (limit) limit = quotaFromMilli(*limit, std::string(kBatchCpuResource) + " limits summed to");
     if (limit) {
-      out.cfsQuota = *limit;
+      out.cfsQuota = normalizeQuota(*limit, ctx.cpuNormalizationRatio);
     } else {
       errors.add(limit.error().message + " (pod cfs quota not set)");
     }
@@ -207,6 +207,29 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
     errors.add(mem.error().message + " (pod memory limit not set)");
   }
   return errors.status();
+}
+
+// --- CPUNormalization (colocation.md §5) ---
+Status cpuNormalization(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
+                        HookIntent& out) {
+  if (!ctx.cpuNormalization || !(ctx.cpuNormalizationRatio > 0)) return Ok{};
+  if (pod.rawQos != KoordQos::kLS && pod.rawQos != KoordQos::kNone) return Ok{};
+  // Pinned by the scheduler (an LSR pod without its label): CPUSetAllocator's -1 stays.
+  if (const auto st = pod.annotations.find(kResourceStatusAnnotation);
+      st != pod.annotations.end()) {
+    auto cpus = parseResourceStatusCpuset(st->second);
+    if (cpus && !cpus->empty()) return Ok{};
+  }
+  Result<int64_t> limit = int64_t{0};
+  if (container != nullptr) {
+    limit = nonNegative(container->limits.cpuMilli, fieldName(*container, "cpu", "limit"));
+  } else {
+    limit = podLimitSum(pod, "cpu", &ResourceList::cpuMilli);
+  }
+  if (limit) limit = quotaFromMilli(*limit, "cpu limit");
+  if (!limit) return makeError(limit.error().message + " (cfs quota not normalized)");
+  out.cfsQuota = normalizeQuota(*limit, ctx.cpuNormalizationRatio);
+  return Ok{};
 }
 
 // The NUMA nodes of resource-status numaNodeResources that hold cpu or batch-cpu.
@@ -348,7 +371,12 @@ Status cpuBurst(const HookPod& pod, const HookContainer* container, const HookCo
     if (!merged) return merged.error();
     config = *merged;
   }
-  const int64_t burst = staticBurstUs(container->limits, config);
+  int64_t burst = staticBurstUs(container->limits, config);
+  if (ctx.cpuNormalization && ctx.cpuNormalizationRatio > 1) {  // the normalized quota bounds it
+    burst = burstWithinQuota(
+        burst, normalizeQuota(milliCpuToQuota(container->limits.cpuMilli.value_or(-1)),
+                              ctx.cpuNormalizationRatio));
+  }
   if (burst > 0) {
     out.unified["cpu.max.burst"] =
         renderKnob(Knob::kCpuBurst, CgroupVersion::kV2, KnobValue::of(burst));
@@ -525,6 +553,8 @@ const char* toString(HookName h) {
       return "CPUBurst";
     case HookName::kMemoryQos:
       return "MemoryQoS";
+    case HookName::kCpuNormalization:
+      return "CPUNormalization";
   }
   return "unknown";
 }
@@ -557,6 +587,9 @@ Status runHook(HookName hook, const HookPod& pod, const HookContainer* container
       break;
     case HookName::kMemoryQos:
       s = memoryQos(pod, container, ctx, part);
+      break;
+    case HookName::kCpuNormalization:
+      s = cpuNormalization(pod, container, ctx, part);
       break;
   }
   mergeInto(intent, std::move(part));

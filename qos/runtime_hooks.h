@@ -41,14 +41,21 @@
 //   MemoryQoS        (cgroup v2 only, unified) the container's memory.min/low/high,
 //                    computed by the memory QoS strategy itself on a one-pod
 //                    snapshot; needs the kubelet's pod (HookPod::kubelet), else skipped.
+//   CPUNormalization (gate, default off; colocation.md §5) pods labelled LS or
+//                    unlabelled, not pinned by a resource-status cpuset: cfs quota
+//                    from the CPU limits (pod: the sum, -1 if any container has
+//                    none) divided by the node's cpu-normalization-ratio, rounded
+//                    up, when it is above 1. BatchResource divides BE quotas by the
+//                    same ratio whatever this gate says (as koordlet).
 // Pods labelled runtimeproxy.koordinator.sh/skip-hookserver=true get nothing.
 //
 // Departures: BE pools (BECPUManager) are not used; kube-BestEffort and BE pods are
 // decided before the pool rules (koordlet: after), so NRI agrees with the reconciler,
 // which leaves BE cpusets to CPU suppress, and no pool lands under a besteffort dir
 // suppress narrowed (cgroup v1 refuses a child cpuset outside its parent's); cfs quotas are at
-// least 1000 µs (the kernel refuses less; kubelet's MilliCPUToQuota does the same); the CPU
-// normalization ratio is not applied.
+// least 1000 µs (the kernel refuses less; kubelet's MilliCPUToQuota does the same), a
+// normalized one too; CPUNormalization acts on every hook path (koordlet's hooks have
+// no resources there and only its reconciler acts).
 #pragma once
 
 #include <map>
@@ -134,6 +141,10 @@ struct HookContext {
   CgroupVersion version = CgroupVersion::kV1;
   bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
   bool suppressCfsQuota = false;      // CPU suppress enabled with policy cfsQuota
+  // The Node's node.koordinator.sh/cpu-normalization-ratio (-1: none): BE quotas
+  // (BatchResource) are divided by it, and LS quotas under cpuNormalization.
+  double cpuNormalizationRatio = -1;
+  bool cpuNormalization = false;  // gate CPUNormalization
   // The share pools and the kubelet's CPU manager policy (qos/node_topology.h);
   // nullptr until the node topology is first computed (then only the resource-status
   // cpuset and the kube-BestEffort clearing apply, as koordlet without its rule).
@@ -157,16 +168,24 @@ struct HookIntent {
   bool empty() const;
 };
 
-enum class HookName { kBatchResource, kCpusetAllocator, kResctrl, kCpuBurst, kMemoryQos };
-const char* toString(
-    HookName h);  // "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS"
+enum class HookName {
+  kBatchResource,
+  kCpusetAllocator,
+  kResctrl,
+  kCpuBurst,
+  kMemoryQos,
+  kCpuNormalization
+};
+// "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS", "CPUNormalization"
+const char* toString(HookName h);
 inline constexpr HookName kAllHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator,
-                                         HookName::kResctrl, HookName::kCpuBurst,
-                                         HookName::kMemoryQos};
+                                         HookName::kResctrl,       HookName::kCpuBurst,
+                                         HookName::kMemoryQos,     HookName::kCpuNormalization};
 
 // The hooks koordlet runs at PreUpdateContainerResources (§7.3): a resize does not
 // touch the RDT class, burst or memory QoS, which stay as created.
-inline constexpr HookName kUpdateHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator};
+inline constexpr HookName kUpdateHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator,
+                                            HookName::kCpuNormalization};
 
 bool skipHooks(const HookPod& pod);  // the skip-hookserver label is "true"
 

@@ -74,6 +74,10 @@ struct NodeFacts {
   // The share pools and kubelet policy the CPUSetAllocator hook decides from
   // (qos/node_topology.h); nullptr until the node topology is first computed.
   std::shared_ptr<const CpuSetRule> cpusetRule;
+  // The Node's cpu-normalization-ratio (-1: none or not known) and the
+  // CPUNormalization gate: the hooks divide quotas by it, and CPU burst its base.
+  double cpuNormalizationRatio = -1;
+  bool cpuNormalization = false;
 };
 
 struct StrategyContext {

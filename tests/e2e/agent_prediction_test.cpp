@@ -174,9 +174,33 @@ TEST_CASE(
   auto port = agent->waitForServingPort(10s);
   if (!port) failWith("start", "no serving line");
 
+  // 0. The Node's CPU normalization ratio is taken; a bad one is named and the last
+  // good kept.
+  node["metadata"]["annotations"]["node.koordinator.sh/cpu-normalization-ratio"] = "1.25";
+  api.put("nodes", node);
+  auto ratioIs = [&](double want) -> std::string {
+    json c = configJson(*port);
+    if (!c.is_object()) return "no /config";
+    const double got = c["node"]["cpuNormalizationRatio"].get<double>();
+    return std::abs(got - want) < 1e-9 ? "" : "ratio " + std::to_string(got);
+  };
+  std::string why = waitFor(20s, [&] { return ratioIs(1.25); });
+  if (!why.empty()) failWith("normalization ratio", why);
+  node["metadata"]["annotations"]["node.koordinator.sh/cpu-normalization-ratio"] = "fast";
+  api.put("nodes", node);
+  why = waitFor(20s, [&]() -> std::string {
+    return agent->log().find(
+               "metadata.annotations[\"node.koordinator.sh/"
+               "cpu-normalization-ratio\"]: not a number: \"fast\"") != std::string::npos
+               ? ""
+               : "no line naming the bad ratio";
+  });
+  if (!why.empty()) failWith("bad normalization ratio", why);
+  CHECK(ratioIs(1.25).empty());
+
   // 1. The first report comes at first sight of the NodeMetric: nothing trained yet.
   json status;
-  std::string why = waitFor(
+  why = waitFor(
       30s,
       [&]() -> std::string {
         if (!agent->running()) failWith("NodeMetric", "the agent exited");

@@ -183,3 +183,17 @@ TEST_CASE("a raw-allocatable annotation that parses is read, anything else reads
     CHECK_FALSE(info->rawAllocatable);
   }
 }
+
+TEST_CASE("the cpu normalization ratio is a positive finite number, as koordlet parses it") {
+  CHECK(parseCpuNormalizationRatio("1.20").value() == Approx(1.2));
+  CHECK(parseCpuNormalizationRatio("2").value() == Approx(2.0));
+  CHECK(parseCpuNormalizationRatio("1e0").value() == Approx(1.0));
+  for (const char* bad : {"", "abc", "1.2x", " 1.2", "0", "-1.5", "inf", "nan", "1e999"}) {
+    INFO(bad);
+    CHECK_FALSE(parseCpuNormalizationRatio(bad).ok());
+  }
+  CHECK(parseCpuNormalizationRatio("-1.5").error().message == "must be > 0, got \"-1.5\"");
+  Json node = realNode();
+  node["metadata"]["annotations"]["node.koordinator.sh/cpu-normalization-ratio"] = "1.25";
+  CHECK(parseNode(node)->cpuNormalizationRatioAnnotation == "1.25");
+}

@@ -293,7 +293,7 @@ TEST_CASE("LS, skip-labelled and unknown plain pods get no adjustment", "[nri-ho
     CHECK(u->update_size() == 0);
   }
   // The skipped pod ran no hook at all.
-  CHECK(rec.entries.size() == 5 + 2 + 5 + 2);  // ls and nobody: create 5, update 2 each
+  CHECK(rec.entries.size() == 6 + 3 + 6 + 3);  // ls and nobody: create 6, update 3 each
 }
 
 TEST_CASE("an update answers one ContainerUpdate for the container with the same fields",
@@ -318,7 +318,7 @@ TEST_CASE("an update answers one ContainerUpdate for the container with the same
   CHECK(r.cpu().shares().value() == 1024);
   CHECK(r.cpu().quota().value() == 200000);
   CHECK(r.memory().limit().value() == 2 * kGi);
-  REQUIRE(rec.entries.size() == 2);
+  REQUIRE(rec.entries.size() == 3);
   CHECK(rec.entries[0].hook == "BatchResource");
   CHECK(rec.entries[1].hook == "CPUSetAllocator");
   CHECK(rec.entries[0].stage == "PreUpdateContainerResources");
@@ -344,7 +344,7 @@ TEST_CASE("with policy Ignore a bad annotation drops only BatchResource; with Fa
   CHECK_FALSE(r.cpu().has_shares());
   CHECK_FALSE(r.has_memory());
   CHECK(ignore.hookErrors() == 1);
-  REQUIRE(rec.entries.size() == 5);
+  REQUIRE(rec.entries.size() == 6);
   CHECK(rec.entries[0].hook == "BatchResource");
   CHECK_FALSE(rec.entries[0].ok);
   CHECK(rec.entries[1].ok);
@@ -392,9 +392,10 @@ TEST_CASE("every hook run is timed under its name and stage", "[nri-hooks]") {
   CHECK(seen == std::vector<std::string>{
                     "PreCreateContainer/BatchResource", "PreCreateContainer/CPUSetAllocator",
                     "PreCreateContainer/Resctrl", "PreCreateContainer/CPUBurst",
-                    "PreCreateContainer/MemoryQoS", "PreRunPodSandbox/BatchResource",
-                    "PreRunPodSandbox/CPUSetAllocator", "PreRunPodSandbox/Resctrl",
-                    "PreRunPodSandbox/CPUBurst", "PreRunPodSandbox/MemoryQoS",
+                    "PreCreateContainer/MemoryQoS", "PreCreateContainer/CPUNormalization",
+                    "PreRunPodSandbox/BatchResource", "PreRunPodSandbox/CPUSetAllocator",
+                    "PreRunPodSandbox/Resctrl", "PreRunPodSandbox/CPUBurst",
+                    "PreRunPodSandbox/MemoryQoS", "PreRunPodSandbox/CPUNormalization",
                     "PreRemoveRunPodSandbox/Resctrl"});
 }
 
@@ -699,4 +700,33 @@ TEST_CASE("with share pools NRI and the reconciler give an LS pod the same cpuse
   CHECK(lsContainers > 0);
   // The LS pod and every other non-BestEffort pod (policy none) get the pools.
   CHECK(pooled >= lsContainers);
+}
+
+TEST_CASE("a normalization ratio divides the BE batch quota, and the LS quota under the gate",
+          "[nri-hooks]") {
+  auto state = stateWith({kubeletPod("ls1", KubeQos::kBurstable, KoordQos::kLS)});
+  state->context.cpuNormalizationRatio = 1.25;
+  HookStateStore store;
+  store.publish(state);
+  NriHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  const api::PodSandbox be = nriPod("u1", "batch", cgroupfsParent(KubeQos::kBestEffort, "u1"),
+                                    {{"koordinator.sh/qosClass", "BE"}},
+                                    {{"node.koordinator.sh/extended-resource-spec", kBatchSpec}});
+  auto resp = hooks.createContainer(createReq(be, nriContainer("cid", "main", {}, {}, {})));
+  REQUIRE(resp.ok());
+  CHECK(adjusted(*resp).cpu().quota().value() == 160000);  // 200000 / 1.25
+  const api::PodSandbox ls = nriPod("ls1", "pod-ls1", cgroupfsParent(KubeQos::kBurstable, "ls1"),
+                                    {{"koordinator.sh/qosClass", "LS"}});
+  resp = hooks.createContainer(createReq(ls, nriContainer("c2", "main", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  CHECK_FALSE(adjusted(*resp).cpu().has_quota());  // gate off: the kubelet's 200000 stays
+
+  auto gated = stateWith({kubeletPod("ls1", KubeQos::kBurstable, KoordQos::kLS)});
+  gated->context.cpuNormalizationRatio = 1.25;
+  gated->context.cpuNormalization = true;
+  store.publish(gated);
+  resp = hooks.createContainer(createReq(ls, nriContainer("c3", "main", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  REQUIRE(adjusted(*resp).cpu().has_quota());
+  CHECK(adjusted(*resp).cpu().quota().value() == 160000);
 }

@@ -290,7 +290,7 @@ TEST_CASE("with suppress, burst, memory QoS and the hooks in one round no knob h
   CHECK(fileOf(tree, "memory/" + pinPod + "/idp/memory.min") == "268435456");
   const std::string lsPod = kLayout.podDir(KubeQos::kBurstable, "ls");
   CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.cfs_burst_us") == "200000");  // = its quota
-  CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.shares") == "1024");  // untouched
+  CHECK(fileOf(tree, "cpu/" + lsPod + "/ids/cpu.shares") == "1024");          // untouched
 }
 
 TEST_CASE("the manager's hook context carries its gates, version and suppress policy",
@@ -327,4 +327,92 @@ TEST_CASE("the manager's hook context carries its gates, version and suppress po
   CHECK(ctx.resctrl);
   CHECK_FALSE(ctx.memoryQos);
   CHECK(ctx.suppressCfsQuota);
+}
+
+TEST_CASE("a normalization ratio divides BE quotas, and LS quotas under the gate, rounded up",
+          "[hook-reconcile]") {
+  std::vector<Pod> pods;
+  pods.push_back(pod("be", KubeQos::kBestEffort, KoordQos::kBE,
+                     {batch("a", "ida", 1000, 2000, 2 * kGi), batch("b", "idb", 500, 1000, kGi)}));
+  pods.push_back(pod("ls", KubeQos::kBurstable, KoordQos::kLS,
+                     {limited("app", "ids", 1000), limited("side", "idt", 333)}));
+  pods.push_back(pod("plain", KubeQos::kBurstable, KoordQos::kNone, {limited("app", "idp", 500)}));
+  pods.push_back(pod("lsr", KubeQos::kGuaranteed, KoordQos::kLSR, {limited("app", "idl", 2000)}));
+  Pod pinned = pod("pin", KubeQos::kGuaranteed, KoordQos::kNone, {limited("app", "idq", 2000)});
+  pinned.annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":"2-3"})";
+  pods.push_back(pinned);
+
+  const NodeSloSpec spec = defaultNodeSlo();
+  HookContext ctx;
+  ctx.spec = &spec;
+  ctx.cpuNormalizationRatio = 1.3;
+  auto quotas = [&] {
+    std::vector<std::string> out;
+    for (const std::string& w : describe(reconcileHooks(snapshotOf(pods), ctx).writes)) {
+      if (w.find("cfs_quota") != std::string::npos) out.push_back(w);
+    }
+    return out;
+  };
+  // Gate off: only the BE batch quotas (BatchResource), ceil(q / 1.3), and the pinned
+  // pod's -1.
+  CHECK(quotas() == std::vector<std::string>{
+                        "kubepods/besteffort/podbe cpu.cfs_quota_us=230770 [runtime-hooks]",
+                        "kubepods/besteffort/podbe/ida cpu.cfs_quota_us=153847 [runtime-hooks]",
+                        "kubepods/besteffort/podbe/idb cpu.cfs_quota_us=76924 [runtime-hooks]",
+                        "kubepods/podpin cpu.cfs_quota_us=-1 [runtime-hooks]",
+                        "kubepods/podpin/idq cpu.cfs_quota_us=-1 [runtime-hooks]",
+                    });
+  // Gate on: LS-labelled and unlabelled pods too, pod level from the summed limits;
+  // not the LSR pod, nor the pinned one.
+  ctx.cpuNormalization = true;
+  CHECK(quotas() == std::vector<std::string>{
+                        "kubepods/besteffort/podbe cpu.cfs_quota_us=230770 [runtime-hooks]",
+                        "kubepods/besteffort/podbe/ida cpu.cfs_quota_us=153847 [runtime-hooks]",
+                        "kubepods/besteffort/podbe/idb cpu.cfs_quota_us=76924 [runtime-hooks]",
+                        "kubepods/burstable/podls cpu.cfs_quota_us=102539 [runtime-hooks]",
+                        "kubepods/burstable/podls/ids cpu.cfs_quota_us=76924 [runtime-hooks]",
+                        "kubepods/burstable/podls/idt cpu.cfs_quota_us=25616 [runtime-hooks]",
+                        "kubepods/burstable/podplain cpu.cfs_quota_us=38462 [runtime-hooks]",
+                        "kubepods/burstable/podplain/idp cpu.cfs_quota_us=38462 [runtime-hooks]",
+                        "kubepods/podpin cpu.cfs_quota_us=-1 [runtime-hooks]",
+                        "kubepods/podpin/idq cpu.cfs_quota_us=-1 [runtime-hooks]",
+                    });
+  // A ratio of 1 or less writes the quota unscaled.
+  ctx.cpuNormalizationRatio = 0.8;
+  CHECK(quotas()[3] == "kubepods/burstable/podls cpu.cfs_quota_us=133300 [runtime-hooks]");
+  CHECK(normalizeQuota(-1, 2.0) == -1);
+  CHECK(normalizeQuota(1500, 5.0) == 1000);  // never under the kernel's minimum
+}
+
+TEST_CASE(
+    "while CPU burst runs, the reconciler leaves LS quotas to it and burst steps from the "
+    "normalized base",
+    "[hook-reconcile]") {
+  std::vector<Pod> pods;
+  pods.push_back(pod("ls", KubeQos::kBurstable, KoordQos::kLS, {limited("app", "ids", 1000)}));
+  NodeFacts node;
+  node.cpuNormalizationRatio = 1.25;
+  node.cpuNormalization = true;
+  const NodeSloSpec spec = defaultNodeSlo();
+  HookGates gates;
+  gates.cpuBurst = true;
+  HookReconcileStrategy strategy(std::chrono::seconds(10), gates);
+  MapValues current;
+  const QosSnapshot snap = snapshotOf(pods);
+  MetricCache cache(MetricCache::Config{}, Clock::Monotonic{});
+  StrategyContext sc{snap, spec, current, node, cache};
+  for (const std::string& w : describe(strategy.run(sc).writes)) {
+    CHECK(w.find("cfs_quota") == std::string::npos);
+  }
+  // CPU burst (policy none: reset to base) writes the normalized base, 80000.
+  current.set("kubepods/burstable/podls", Knob::kCpuQuota, KnobValue::of(100000));
+  current.set("kubepods/burstable/podls/ids", Knob::kCpuQuota, KnobValue::of(100000));
+  CpuBurst burst(1);
+  const BurstResult r = burst.run(snap, spec.cpuBurst, true, current, 1.25);
+  CHECK(describe(r.writes) == std::vector<std::string>{
+                                  "kubepods/burstable/podls/ids cpu.cfs_burst_us=0 [cpu-burst]",
+                                  "kubepods/burstable/podls cpu.cfs_burst_us=0 [cpu-burst]",
+                                  "kubepods/burstable/podls/ids cpu.cfs_quota_us=80000 [cpu-burst]",
+                                  "kubepods/burstable/podls cpu.cfs_quota_us=80000 [cpu-burst]",
+                              });
 }

@@ -462,7 +462,7 @@ TEST_CASE("hook names are koordlet's", "[hooks]") {
   std::vector<std::string> names;
   for (HookName h : kAllHooks) names.emplace_back(toString(h));
   CHECK(names == std::vector<std::string>{"BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst",
-                                          "MemoryQoS"});
+                                          "MemoryQoS", "CPUNormalization"});
 }
 
 // ------------------------------------------------- values that cannot be right

@@ -336,3 +336,25 @@ TEST_CASE("a container both paths see is decided once: NRI takes the proxy's dec
   REQUIRE(again.ok());
   CHECK(again.value->container_resources().cpu_shares() == 0);
 }
+
+TEST_CASE(
+    "through the proxy a normalization ratio divides the BE batch quota and, under the "
+    "gate, an LS one",
+    "[proxy-hooks]") {
+  auto state = emptyState();
+  state->context.cpuNormalizationRatio = 1.25;
+  state->context.cpuNormalization = true;
+  HookStateStore store;
+  store.publish(state);
+  ProxyHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  auto resp = hooks.container(HookStage::kPreCreateContainer, beBatchReq());
+  REQUIRE(resp.ok());
+  CHECK(resp.value->container_resources().cpu_quota() == 160000);
+  auto ls =
+      containerReq("ls1", "/kubepods/burstable/podls1", {{"koordinator.sh/qosClass", "LS"}}, {});
+  ls.mutable_container_resources()->set_cpu_quota(300000);  // a 3-core limit
+  resp = hooks.container(HookStage::kPreCreateContainer, ls);
+  REQUIRE(resp.ok());
+  REQUIRE(resp.value->has_container_resources());
+  CHECK(resp.value->container_resources().cpu_quota() == 240000);
+}
