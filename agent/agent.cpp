@@ -266,6 +266,7 @@ void Agent::collectOnce() {
   collectNode();
   collectPods();
   collectResctrl();
+  collectNodeInfo();
   runPrediction();
   exporter_.recordCache(cache_.seriesCount(), cache_.bytesUsed());
   runQos();

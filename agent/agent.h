@@ -168,6 +168,7 @@ class Agent {
   // CPUSetAllocator hook's share pools.
   bool queryKubeletConfig() const;
   void startTopology();
+  void collectNodeInfo();
   void scheduleTopology();
   void syncTopology();
   void fetchConfigz();

@@ -73,6 +73,9 @@ void Agent::applyNode(const std::optional<nlohmann::json>& node) {
   }
   failures_.success("node object");
   nodeInfo_ = std::move(*info);
+  const NodeResources& a = nodeInfo_->allocatable;
+  exporter_.recordNodeAllocatable(
+      {a.batchCpuMilli, a.batchMemoryBytes, a.midCpuMilli, a.midMemoryBytes});
   applyReservation();
   applyCpuNormalization();
   applyKubeletEndpoint();

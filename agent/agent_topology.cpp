@@ -28,6 +28,29 @@ bool Agent::queryKubeletConfig() const {
   return !opts_.disableQueryKubeletConfig && !opts_.kubeletInsecureTls;
 }
 
+// The node's CPU basic info and NUMA memory, read again every
+// --collect-node-cpu-info-interval (resctrl may have been mounted since: the L3 mask),
+// each read counted as koordlet's node info collector counts it.
+void Agent::collectNodeInfo() {
+  if (lastHardwareRead_ != Clock::Monotonic{} &&
+      clock_->now() - lastHardwareRead_ < opts_.collectNodeCpuInfoInterval) {
+    return;
+  }
+  lastHardwareRead_ = clock_->now();
+  const bool cpuOk = topology_ && topology_->placement;
+  if (cpuOk) basicInfo_ = readCpuBasicInfo(opts_.paths, *topology_);
+  auto mem = readNumaMemory(opts_.paths);
+  if (mem) {
+    numaMemory_ = std::move(*mem);
+    failures_.success("numa memory");
+  } else {
+    failures_.failure("numa memory", Severity::kWarning,
+                      "NUMA memory unreadable (" + mem.error().message +
+                          "): zones carry the node's MemTotal on node 0");
+  }
+  exporter_.countNodeInfoCollection(cpuOk, mem.ok());
+}
+
 void Agent::startTopology() {
   if (opts_.nodeTopologySyncInterval.count() <= 0) {
     KLOG_INFO << "--node-topology-sync-interval <= 0: no node topology (no "
@@ -41,14 +64,7 @@ void Agent::startTopology() {
     topologyOff_ = "no CPU topology from sysfs";
     return;
   }
-  basicInfo_ = readCpuBasicInfo(opts_.paths, *topology_);
-  lastHardwareRead_ = clock_->now();
-  if (auto mem = readNumaMemory(opts_.paths)) {
-    numaMemory_ = std::move(*mem);
-  } else {
-    KLOG_WARNING << "NUMA memory unreadable (" << mem.error().message
-                 << "): zones carry the node's MemTotal on node 0";
-  }
+  collectNodeInfo();
   if (cluster_ && opts_.featureGates.enabled("NodeTopologyReport")) {
     cluster_->reportTopology();
   }
@@ -136,11 +152,6 @@ void Agent::syncTopology() {
       (lastConfigzAsk_ == Clock::Monotonic{} || clock_->now() - lastConfigzAsk_ >= configzWait)) {
     fetchConfigz();
   }
-  // The basic info again with it: resctrl may have been mounted since (the L3 mask).
-  if (clock_->now() - lastHardwareRead_ >= kConfigzEvery) {
-    basicInfo_ = readCpuBasicInfo(opts_.paths, *topology_);
-    lastHardwareRead_ = clock_->now();
-  }
   // As koordlet waits for its informers: pools computed without the pods (their
   // pinned CPUs) or the Node (its reservation) would hand out CPUs that are taken.
   if (opts_.kubeletSyncInterval.count() <= 0) {
@@ -211,6 +222,11 @@ void Agent::syncTopology() {
   topologyOff_.clear();
   if (!cpusetRule_ || !(*cpusetRule_ == computed->rule)) {
     cpusetRule_ = std::make_shared<const CpuSetRule>(computed->rule);
+    if (opts_.featureGates.enabled("CPUSetAllocator")) {
+      size_t be = 0;
+      for (const auto& p : cpusetRule_->beSharePools) be += p.cpus.size();
+      exporter_.recordSharePools(cpusetRule_->allShareCpus().size(), be);
+    }
     ++cpusetRuleVersion_;
     if (qos_) qos_->mutableNode().cpusetRule = cpusetRule_;
     publishHookState();

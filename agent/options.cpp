@@ -331,8 +331,11 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
                  "Samples older than this are ignored in usage calculations.");
   fs.durationVar(&o.psiCollectorInterval, "psi-collector-interval",
                  "How often PSI (pressure stall) is collected.");
-  fs.notImplemented("collect-node-cpu-info-interval", T::kDuration, "1m0s",
-                    "How often node CPU info is collected.");
+  fs.funcVar("collect-node-cpu-info-interval", "duration",
+             durationText(o.collectNodeCpuInfoInterval),
+             "How often node CPU info (model, hyper-threading, turbo, L3 mask) and NUMA memory "
+             "are read again (koordlet_collect_node_{cpu,numa}_info_status count each); > 0.",
+             positiveDuration(&o.collectNodeCpuInfoInterval));
   fs.notImplemented("collect-node-storage-info-interval", T::kDuration, "1s",
                     "How often node storage info is collected.");
   fs.notImplemented("cpi-collector-interval", T::kDuration, "1m0s", "How often CPI is collected.");

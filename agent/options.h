@@ -66,6 +66,7 @@ struct Options {
   // Kubelet
   std::string kubeletPreferredAddressType = "InternalIP";
   std::chrono::nanoseconds kubeletSyncInterval = std::chrono::seconds(10);
+  std::chrono::nanoseconds collectNodeCpuInfoInterval = std::chrono::minutes(1);
   std::chrono::nanoseconds kubeletSyncTimeout = std::chrono::seconds(3);
   bool kubeletInsecureTls = false;
   std::chrono::nanoseconds nodeTopologySyncInterval = std::chrono::seconds(3);

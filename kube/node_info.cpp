@@ -81,6 +81,15 @@ Result<NodeResources> resources(const Json& status, const char* key, const NodeE
   // kubernetes.io/batch-cpu's value is already milli-cores (koord-manager writes "3500").
   auto batchCpu = quantity(**list, "kubernetes.io/batch-cpu", path, /*milli=*/false, err);
   if (!batchCpu) return batchCpu.error();
+  auto batchMemory = quantity(**list, "kubernetes.io/batch-memory", path, /*milli=*/false, err);
+  if (!batchMemory) return batchMemory.error();
+  auto midCpu = quantity(**list, "kubernetes.io/mid-cpu", path, /*milli=*/false, err);
+  if (!midCpu) return midCpu.error();
+  auto midMemory = quantity(**list, "kubernetes.io/mid-memory", path, /*milli=*/false, err);
+  if (!midMemory) return midMemory.error();
+  out.batchMemoryBytes = *batchMemory;
+  out.midCpuMilli = *midCpu;
+  out.midMemoryBytes = *midMemory;
   out.cpuMilli = *cpu;
   out.memoryBytes = *memory;
   out.batchCpuMilli = *batchCpu;

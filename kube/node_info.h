@@ -57,6 +57,12 @@ struct NodeResources {
   // "kubernetes.io/batch-cpu" (koord-manager's batch allocatable; its value is
   // milli-cores): BECPUEvict's limit under cpuEvictPolicy evictByAllocatable.
   std::optional<int64_t> batchCpuMilli;
+  // koord-manager's other extended resources, as koordlet's allocatable gauge reads
+  // them: kubernetes.io/batch-memory and mid-memory in bytes, mid-cpu (an integer of
+  // milli-cores, as batch-cpu).
+  std::optional<int64_t> batchMemoryBytes;
+  std::optional<int64_t> midCpuMilli;
+  std::optional<int64_t> midMemoryBytes;
 };
 
 struct NodeInfo {

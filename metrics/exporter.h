@@ -215,6 +215,18 @@ class Exporter {
   // their second read), CPU in cores and memory in bytes, no unit label (koordlet's).
   void recordHostApps(const std::vector<HostAppUsageRow>& rows);
 
+  // --- The node's own facts (metrics/exporter_prediction.cpp) ---
+  // koordlet_node_resource_allocatable{resource,unit}: the Node's batch-cpu (unit
+  // "integer", milli-cores), batch-memory ("byte"), mid-cpu, mid-memory; 0 absent.
+  struct NodeAllocatable {
+    std::optional<int64_t> batchCpuMilli, batchMemoryBytes, midCpuMilli, midMemoryBytes;
+  };
+  void recordNodeAllocatable(const NodeAllocatable& a);
+  // koordlet_collect_node_{cpu,numa}_info_status{status}: +1 per collection.
+  void countNodeInfoCollection(bool cpuOk, bool numaOk);
+  // koordlet_cpuset_share_pool_cpu_cores / koordlet_cpuset_be_share_pool_cpu_cores.
+  void recordSharePools(size_t lsCpus, size_t beCpus);
+
   // --- Evictions (metrics/exporter_eviction.cpp) ---
   // koordlet_eviction_enabled: 1 when an eviction gate is on and the agent can
   // evict (an API server, NodeSLO enable aside), else 0.
@@ -368,6 +380,11 @@ class Exporter {
   prometheus::Counter* checkpointsSaved_ = nullptr;
   prometheus::Counter* checkpointSaveErrors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* hostAppUsage_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* nodeAllocatable_ = nullptr;
+  prometheus::Family<prometheus::Counter>* cpuInfoStatus_ = nullptr;
+  prometheus::Family<prometheus::Counter>* numaInfoStatus_ = nullptr;
+  prometheus::Gauge* sharePoolCpus_ = nullptr;
+  prometheus::Gauge* beSharePoolCpus_ = nullptr;
   std::vector<prometheus::Gauge*> hostAppSeries_;  // set last round, removed next
   double lastCheckpointsSaved_ = 0;
   double lastCheckpointSaveErrors_ = 0;

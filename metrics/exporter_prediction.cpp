@@ -1,6 +1,8 @@
 // The exporter's colocation families: the peak prediction's three of koordlet
 // (reference colocation.md §1.9) and ours on the predictor's own footprint; the host
 // applications' usage (§6).
+#include <tuple>
+
 #include "metrics/exporter.h"
 
 namespace koord {
@@ -33,6 +35,19 @@ void Exporter::initPrediction() {
   hostAppUsage_ = &gaugeFamily("koordlet_host_application_resource_usage",
                                "the resource usage of host applications (cpu in cores, memory in "
                                "bytes without page cache)");
+  nodeAllocatable_ = &gaugeFamily("koordlet_node_resource_allocatable",
+                                  "the node allocatable of batch and mid resources from its Node "
+                                  "(cpu as an integer of milli-cores, memory in bytes)");
+  cpuInfoStatus_ = &counterFamily("koordlet_collect_node_cpu_info_status",
+                                  "the count of node cpu info collections by status");
+  numaInfoStatus_ = &counterFamily("koordlet_collect_node_numa_info_status",
+                                   "the count of node numa info collections by status");
+  sharePoolCpus_ = &gaugeFamily("koordlet_cpuset_share_pool_cpu_cores",
+                                "the number of cpus in the LS share pools")
+                        .Add({{"node", node_}});
+  beSharePoolCpus_ = &gaugeFamily("koordlet_cpuset_be_share_pool_cpu_cores",
+                                  "the number of cpus in the BE share pools")
+                          .Add({{"node", node_}});
   auto& saves = counterFamily("koordlet_prediction_checkpoint_saves_total",
                               "prediction checkpoints written, by result (ok, error)");
   checkpointsSaved_ = &saves.Add({{"node", node_}, {"result", "ok"}});
@@ -82,6 +97,28 @@ void Exporter::recordHostApps(const std::vector<HostAppUsageRow>& rows) {
       hostAppSeries_.push_back(&g);
     }
   }
+}
+
+void Exporter::recordNodeAllocatable(const NodeAllocatable& a) {
+  const std::tuple<const char*, const char*, std::optional<int64_t>> rows[] = {
+      {"kubernetes.io/batch-cpu", "integer", a.batchCpuMilli},
+      {"kubernetes.io/batch-memory", "byte", a.batchMemoryBytes},
+      {"kubernetes.io/mid-cpu", "integer", a.midCpuMilli},
+      {"kubernetes.io/mid-memory", "byte", a.midMemoryBytes}};
+  for (const auto& [resource, unit, value] : rows) {
+    nodeAllocatable_->Add({{"node", node_}, {"resource", resource}, {"unit", unit}})
+        .Set(static_cast<double>(value.value_or(0)));
+  }
+}
+
+void Exporter::countNodeInfoCollection(bool cpuOk, bool numaOk) {
+  cpuInfoStatus_->Add({{"node", node_}, {"status", cpuOk ? "succeeded" : "failed"}}).Increment();
+  numaInfoStatus_->Add({{"node", node_}, {"status", numaOk ? "succeeded" : "failed"}}).Increment();
+}
+
+void Exporter::recordSharePools(size_t lsCpus, size_t beCpus) {
+  sharePoolCpus_->Set(static_cast<double>(lsCpus));
+  beSharePoolCpus_->Set(static_cast<double>(beCpus));
 }
 
 void Exporter::recordPredictor(const PredictorSample& s) {

@@ -244,6 +244,9 @@ void driveExporter(Exporter& e) {
   e.recordReclaimable(reclaimable);
   e.recordPredictor({10, 40000, 1, 0, 0.002});
   e.recordHostApps({{"nginx", "koord-prod", "LS", 0.5, 1e8}});
+  e.recordNodeAllocatable({4300, int64_t{10} << 30, 2000, int64_t{4} << 30});
+  e.countNodeInfoCollection(true, true);
+  e.recordSharePools(28, 0);
 }
 
 std::string metricsMarkdown(const std::vector<MetricDoc>& metrics) {

@@ -350,9 +350,10 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   // The gates agent/agent.cpp passes on to a strategy, collector or hook; a gate
   // wired to a module joins this list in the same change.
   const std::vector<std::string> wired = {
-      "BECPUSuppress", "CPUBurst",      "RdtResctrl",        "ResctrlCollector", "CgroupReconcile",
-      "PSICollector",  "BatchResource", "CPUSetAllocator",   "BECPUEvict",       "CPUEvict",
-      "BEMemoryEvict", "MemoryEvict",   "NodeTopologyReport"};
+      "BECPUSuppress",      "CPUBurst",      "RdtResctrl",      "ResctrlCollector",
+      "CgroupReconcile",    "PSICollector",  "BatchResource",   "CPUSetAllocator",
+      "BECPUEvict",         "CPUEvict",      "BEMemoryEvict",   "MemoryEvict",
+      "NodeTopologyReport", "GroupIdentity", "CPUNormalization"};
   std::vector<std::string> implemented;
   for (const GateSpec& s : FeatureGates::known()) {
     if (s.implemented) implemented.push_back(s.name);
@@ -362,7 +363,7 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   std::sort(sortedWired.begin(), sortedWired.end());
   std::sort(implemented.begin(), implemented.end());
   CHECK(implemented == sortedWired);
-  CHECK_FALSE(FeatureGates::implemented("GroupIdentity"));
+  CHECK(FeatureGates::implemented("GroupIdentity"));
   CHECK_FALSE(FeatureGates::implemented("CPUAllocatableEvict"));
   CHECK_FALSE(FeatureGates::implemented("NoSuchGate"));
 }
@@ -370,8 +371,8 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
 TEST_CASE("only enabled gates without an implementation are listed as having no effect",
           "[feature_gates]") {
   FeatureGates g;
-  // koordlet's defaults: one beta gate is on that nothing here reads.
-  CHECK(g.enabledNotImplemented() == std::vector<std::string>{"GroupIdentity"});
+  // koordlet's defaults: every gate on by default acts here.
+  CHECK(g.enabledNotImplemented().empty());
   REQUIRE(g.set("GroupIdentity=false,NodeTopologyReport=false,CgroupReconcile=true").ok());
   CHECK(g.enabledNotImplemented().empty());  // disabled gates are never listed
   REQUIRE(g.set("CPUAllocatableEvict=true,Accelerators=true,BECPUEvict=true").ok());
@@ -379,7 +380,7 @@ TEST_CASE("only enabled gates without an implementation are listed as having no 
         std::vector<std::string>{"Accelerators", "CPUAllocatableEvict"});
   FeatureGates all;
   REQUIRE(all.set("AllAlpha=true,AllBeta=true").ok());
-  CHECK(all.enabledNotImplemented().size() == 26);  // 39 gates, 13 implemented
+  CHECK(all.enabledNotImplemented().size() == 24);  // 39 gates, 15 implemented
 }
 
 TEST_CASE("feature gates parse Kubernetes' Name=bool list", "[feature_gates]") {

@@ -559,8 +559,8 @@ TEST_CASE("help text marks exactly the flags this agent does not implement", "[o
     CHECK(e.find(marker) == std::string::npos);
   }
   for (const char* ignored :
-       {"enable-pprof", "tsdb-path", "audit-verbose", "collect-node-cpu-info-interval", "vmodule",
-        "stderrthreshold", "qos-extension-plugins", "alsologtostderr"}) {
+       {"enable-pprof", "tsdb-path", "audit-verbose", "collect-node-storage-info-interval",
+        "vmodule", "stderrthreshold", "qos-extension-plugins", "alsologtostderr"}) {
     INFO(ignored);
     CHECK(entry(ignored).find(marker) != std::string::npos);
   }
@@ -661,17 +661,15 @@ TEST_CASE("--run-root-dir is bound but read by nothing, so setting it is reporte
 }
 
 TEST_CASE("at start each set flag and enabled gate without effect is one warning", "[options]") {
-  SECTION("koordlet's defaults: the beta gate nothing here reads") {
+  SECTION("koordlet's defaults: every gate on by default acts") {
     test::LogCapture cap;
     logStartSettings(parsed({}));
     const std::string log = cap.log.str();
-    CHECK(cap.logLines() == 2);
-    CHECK(log.find("] feature gate GroupIdentity is enabled but has no effect in this version "
-                   "(not implemented; accepted for koordlet compatibility)\n") !=
-          std::string::npos);
-    CHECK(log.find("NodeTopologyReport is enabled but has no effect") == std::string::npos);
+    CHECK(cap.logLines() == 1);
+    CHECK(log.find("has no effect") == std::string::npos);
     CHECK(log.find("] feature gates in effect: BECPUSuppress,BatchResource,CPUBurst,"
-                   "CPUSetAllocator,NodeTopologyReport,RdtResctrl\n") != std::string::npos);
+                   "CPUSetAllocator,GroupIdentity,NodeTopologyReport,RdtResctrl\n") !=
+          std::string::npos);
     // Gates left off are not warned about, whether implemented or not.
     CHECK(log.find("CgroupReconcile") == std::string::npos);
     CHECK(log.find("BECPUEvict") == std::string::npos);
@@ -686,16 +684,16 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     size_t warnings = 0;
     std::istringstream in(log);
     for (std::string line; std::getline(in, line);) warnings += line.rfind('W', 0) == 0;
-    CHECK(warnings == 26);  // 39 gates of which 13 are implemented; the proxy's flags act
+    CHECK(warnings == 24);  // 39 gates of which 15 are implemented; the proxy's flags act
     CHECK(log.find("flag -runtime-hooks-network has no effect") == std::string::npos);
     CHECK(log.find("feature gate CPUAllocatableEvict is enabled but has no effect") !=
           std::string::npos);
     CHECK(log.find("feature gate CgroupReconcile is enabled") == std::string::npos);
     CHECK(log.find("feature gate BECPUEvict is enabled") == std::string::npos);
     CHECK(log.find("] feature gates in effect: BECPUEvict,BECPUSuppress,BEMemoryEvict,"
-                   "BatchResource,CPUBurst,CPUEvict,CPUSetAllocator,CgroupReconcile,MemoryEvict,"
-                   "NodeTopologyReport,PSICollector,RdtResctrl,ResctrlCollector\n") !=
-          std::string::npos);
+                   "BatchResource,CPUBurst,CPUEvict,CPUNormalization,CPUSetAllocator,"
+                   "CgroupReconcile,GroupIdentity,MemoryEvict,NodeTopologyReport,PSICollector,"
+                   "RdtResctrl,ResctrlCollector\n") != std::string::npos);
   }
   SECTION("nothing on and nothing ignored") {
     test::LogCapture cap;
@@ -716,7 +714,7 @@ TEST_CASE("the settings /config shows say per gate whether it is enabled and imp
   CHECK(j.at("featureGates").at("CPUAllocatableEvict") ==
         nlohmann::json({{"enabled", true}, {"implemented", false}}));
   CHECK(j.at("featureGates").at("GroupIdentity") ==
-        nlohmann::json({{"enabled", true}, {"implemented", false}}));
+        nlohmann::json({{"enabled", true}, {"implemented", true}}));
   CHECK(j.at("featureGates").at("PSICollector") ==
         nlohmann::json({{"enabled", false}, {"implemented", true}}));
   CHECK(j.at("flagsWithoutEffect") == nlohmann::json({"enable-pprof", "run-root-dir"}));
@@ -725,8 +723,9 @@ TEST_CASE("the settings /config shows say per gate whether it is enabled and imp
 
 TEST_CASE("--help marks the gates this version does not implement", "[options]") {
   const std::string u = usageText();
-  CHECK(u.find("GroupIdentity=true|false (BETA - default=true) not implemented in this "
+  CHECK(u.find("CoreSched=true|false (ALPHA - default=false) not implemented in this "
                "version: no effect\n") != std::string::npos);
+  CHECK(u.find("GroupIdentity=true|false (BETA - default=true)\n") != std::string::npos);
   CHECK(u.find("CgroupReconcile=true|false (ALPHA - default=false)\n") != std::string::npos);
 }
 
