@@ -41,6 +41,8 @@ void useHostModeDefaults(Options& o) {
   useHostModePaths(o.paths);
   o.runtimeHooksAddr = "/var/run/koordlet/koordlet.sock";
   o.runtimeHooksConfigPath = "/etc/runtime/hookserver.d";
+  // A host service keeps its models across reboots (the Debian package makes it).
+  o.predictionCheckpointFilepath = "/var/lib/koordlet/prediction-checkpoints";
 }
 
 // A string flag that must be one of `allowed`.

@@ -44,6 +44,7 @@ install -D -m 0644 "$here/nodeslo.yaml" "$root/etc/koordlet/nodeslo.yaml"
 # koordlet.json there, so the unit makes it writable (ProtectSystem=full keeps /etc
 # read-only otherwise) and the package owns it.
 install -d -m 0755 "$root/etc/runtime/hookserver.d"
+install -d -m 0700 "$root/var/lib/koordlet/prediction-checkpoints"
 install -D -m 0644 "$here/copyright" "$root/usr/share/doc/koordlet-cpp/copyright"
 install -D -m 0644 "$repo/packaging/README.md" "$root/usr/share/doc/koordlet-cpp/README.md"
 

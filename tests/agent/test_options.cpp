@@ -800,6 +800,7 @@ TEST_CASE("the runtime proxy's flags are checked, and host mode serves the host'
   Options h = parsed({}, host);
   CHECK(h.runtimeHooksAddr == "/var/run/koordlet/koordlet.sock");
   CHECK(h.runtimeHooksConfigPath == "/etc/runtime/hookserver.d");
+  CHECK(h.predictionCheckpointFilepath == "/var/lib/koordlet/prediction-checkpoints");
   Options s = parsed({"--runtime-hooks-disable-stages=PreUpdateContainerResources",
                       "--runtime-hooks-disable-stages=PostStopContainer,PreRunPodSandbox",
                       "--runtime-hooks-failure-policy=Fail", "--runtime-hooks-network=tcp"});

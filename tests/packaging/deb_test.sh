@@ -33,7 +33,7 @@ if [ -n "$status" ] && [ "$status" != not-installed ]; then
   fail "$PKG is already on this machine (dpkg status: $status); this test installs and" \
     "purges it, so it will not touch that installation: dpkg --purge $PKG first"
 fi
-for f in "${FILES[@]}" /etc/koordlet "${DSH_STATE[@]}" "$HOOKS_DIR/koordlet.json"; do
+for f in "${FILES[@]}" /etc/koordlet "${DSH_STATE[@]}" "$HOOKS_DIR/koordlet.json" /var/lib/koordlet; do
   if [ -e "$f" ] || [ -L "$f" ]; then
     fail "$f exists while $PKG is not installed: refusing to overwrite it"
   fi
@@ -123,8 +123,11 @@ cat >"$WORK/files.want" <<EOF
 EOF
 sort -o "$WORK/files.want" "$WORK/files.want"
 diff "$WORK/files.want" "$WORK/files" || fail "package files differ from the expected list"
-awk '$1 ~ /^d/ && ($1 != "drwxr-xr-x" || $2 != "root/root") { bad = 1; print } END { exit bad }' \
+# Every directory root-owned 0755, but the checkpoints' (the models' usage: 0700).
+awk '$1 ~ /^d/ && $NF !~ /prediction-checkpoints\/?$/ && ($1 != "drwxr-xr-x" || $2 != "root/root") { bad = 1; print } END { exit bad }' \
   "$WORK/contents" || fail "a directory is not root-owned 0755"
+grep -Eq '^drwx------ root/root .*/var/lib/koordlet/prediction-checkpoints/?$' "$WORK/contents" ||
+  fail "the checkpoint directory is not root-owned 0700"
 dpkg-deb -x "$DEB" "$WORK/tree"
 readelf -S "$WORK/tree/usr/bin/koordlet" | grep -q '\.symtab' && fail "/usr/bin/koordlet is not stripped"
 "$WORK/tree/usr/bin/koordlet" --version >/dev/null || fail "the packaged binary does not run"
@@ -219,6 +222,10 @@ grep -q 'edited by deb_test' /etc/default/koordlet || fail "reinstall replaced t
 
 # --- remove, then purge ---------------------------------------------------------------
 [ -d "$HOOKS_DIR" ] || fail "$HOOKS_DIR not installed"
+CKPT=/var/lib/koordlet/prediction-checkpoints
+[ "$(stat -c %a "$CKPT" 2>/dev/null)" = 700 ] || fail "$CKPT not installed with mode 0700"
+# What a running agent leaves there: remove keeps it, purge takes it.
+echo '{}' >"$CKPT/__node__"
 # What a running agent leaves there (it keeps it on exit, as koordlet): remove takes it.
 echo '{}' >"$HOOKS_DIR/koordlet.json"
 dpkg_do -r "$PKG" >"$WORK/remove.out"
@@ -227,11 +234,12 @@ if [ $HOOKS_DIR_BEFORE = 0 ] && [ -e "$HOOKS_DIR" ]; then fail "dpkg -r left $HO
 [ "$(pkg_status)" = config-files ] || fail "dpkg status after -r: $(pkg_status)"
 if [ -e /usr/bin/koordlet ] || [ -e "$UNIT" ]; then fail "dpkg -r left the binary or the unit"; fi
 [ -f /etc/default/koordlet ] || fail "dpkg -r removed a conffile"
+[ -f "$CKPT/__node__" ] || fail "dpkg -r removed the prediction checkpoints"
 dpkg_do --purge "$PKG" >"$WORK/purge.out"
 INSTALLED=0
 status=$(pkg_status)
 [ -z "$status" ] || [ "$status" = not-installed ] || fail "dpkg status after --purge: $status"
-for f in "${FILES[@]}" /etc/koordlet "/usr/share/doc/$PKG" "${DSH_STATE[@]}"; do
+for f in "${FILES[@]}" /etc/koordlet "/usr/share/doc/$PKG" "${DSH_STATE[@]}" /var/lib/koordlet; do
   if [ -e "$f" ] || [ -L "$f" ]; then fail "$f is left after purge"; fi
 done
 echo "deb_test: $(basename "$DEB") built, installed, verified, ran, purged"

@@ -297,6 +297,7 @@ mount_is default host-sys-fs /sys/fs Directory /host-sys-fs/ ""
 mount_is default host-nri /var/run/nri DirectoryOrCreate /host-var-run/nri true
 mount_is default host-koordlet-state /var/run/koordlet DirectoryOrCreate /host-var-run/koordlet ""
 mount_is default host-etc-hookserver /etc/runtime/hookserver.d DirectoryOrCreate /host-etc-hookserver/ ""
+mount_is default host-koordlet-checkpoint-dir /var/run/koordlet/prediction-checkpoints DirectoryOrCreate /prediction-checkpoints ""
 expect "default: /sys/fs propagation" \
   "$(jp "$DS" "{$C.volumeMounts[?(@.name==\"host-sys-fs\")].mountPropagation}")" HostToContainer
 expect "default: nodeslo volume" \
@@ -308,6 +309,7 @@ expect "default: no kubelet CA mount" "$(jp "$DS" "{$P.volumes[?(@.name==\"kubel
 for a in --addr=:9316 --v=2 --cgroup-root-dir=/host-cgroup/ --sys-root-dir=/host-sys/ \
   --sys-fs-root-dir=/host-sys-fs/ --proc-root-dir=/proc/ --var-run-root-dir=/host-var-run/ \
   --resctrl-state-file=/host-var-run/koordlet/resctrl-groups --audit-log-dir=/var/log/koordlet \
+  --prediction-checkpoint-filepath=/prediction-checkpoints \
   --config=/etc/koordlet/nodeslo.yaml --enable-nri-runtime-hook=true \
   --runtime-hooks-nri-socket-path=nri/nri.sock --kubelet-secure-port=10250 \
   --kubelet-token-file=/var/run/secrets/kubernetes.io/serviceaccount/token \
