@@ -8,7 +8,17 @@
 //
 // Prints per pod count: build time p50 / p90 / max, serialisation time p50, the
 // status JSON's bytes, and the cache's bytesUsed() and series count.
+//
+// Then the peak predictor (issue 32) at the same pod counts: a day of training rounds
+// (1,440 at koordlet's 1 min interval, each pod's P90 moving so its histograms fill
+// many buckets), then: one training round's time (trainingInput + train, what the
+// agent spends once a minute), the heap the models hold (malloc's own count before
+// and after, and the models' stated bytesUsed()), every model's checkpoint bytes, one
+// prod reclaimable prediction's time, and the status bytes with prodReclaimableMetric
+// and 3 host applications against without.
 //   node_metric_bench [ROUNDS] [PODS...]      (defaults: 20 rounds, 110 and 500 pods)
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +34,7 @@
 #include "kube/pod.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_metric.h"
+#include "prediction/predict_server.h"
 
 using namespace koord;
 using namespace std::chrono_literals;
@@ -155,6 +166,110 @@ int run(size_t podCount, int rounds) {
   return 0;
 }
 
+// The predictor's figures at podCount (see the header).
+int runPrediction(size_t podCount) {
+  using namespace prediction;
+  ManualClock clock;
+  clock.advance(1h);
+  const Clock::Monotonic now = clock.now();
+  MetricCache cache(MetricCache::Config{}, now - 1h);
+  std::vector<Pod> pods = makePods(podCount);
+  for (Pod& p : pods) {
+    p.created = clock.wallNow() - std::chrono::hours(48);
+    Container c;
+    c.name = "main";
+    c.requests.cpuMilli = 2000;
+    c.requests.memoryBytes = int64_t{4} << 30;
+    p.containers.push_back(c);
+  }
+  fill(cache, pods, now);
+
+  const size_t heapBefore = ::mallinfo2().uordblks;
+  PredictionConfig config;  // koordlet's defaults, but every model due at once below
+  config.checkpointMaxPerStep = 1 << 20;
+  PeakModels models(config);
+  Lcg rng;
+  std::vector<std::string> live;
+  for (const Pod& p : pods) live.push_back(p.uid);
+  std::vector<std::string> freed;
+  const Clock::Wall dayAgo = clock.wallNow() - std::chrono::hours(24);
+  for (int r = 0; r < 1440; ++r) {
+    TrainingInput in;
+    for (const Pod& p : pods) {
+      in.pods.push_back(
+          {p.uid, p.priorityWithDefault(), 0.05 + 1.5 * rng.next(), (0.2 + 2 * rng.next()) * kGiB});
+    }
+    in.nodeCpuCores = 20 + 10 * rng.next();
+    in.nodeMemoryBytes = 24 * kGiB + 4 * kGiB * rng.next();
+    models.train(in, live, dayAgo + std::chrono::minutes(r), freed);
+  }
+  const size_t heapModels = ::mallinfo2().uordblks - heapBefore;
+
+  std::vector<double> trainMs;
+  for (int i = 0; i < 20; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const TrainingInput in = trainingInput(cache, pods, now, std::chrono::minutes(1));
+    models.train(in, live, clock.wallNow(), freed);
+    trainMs.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  size_t checkpointBytes = 0;
+  size_t checkpoints = 0;
+  PeakModels copy = models;  // checkpointsDue marks them saved
+  for (const auto& c : copy.checkpointsDue(clock.wallNow())) {
+    checkpointBytes += encodeCheckpoint(c).size();
+    ++checkpoints;
+  }
+
+  std::vector<const Pod*> reported;
+  for (const Pod& p : pods) reported.push_back(&p);
+  std::vector<double> predictMs;
+  for (int i = 0; i < 20; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = predictProdReclaimable(
+        models, reported, ReclaimableResources{64000, int64_t{256} << 30}, clock.wallNow());
+    predictMs.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (!r.min.ok()) {
+      std::fprintf(stderr, "prediction failed: %s\n", r.min.error().message.c_str());
+      return 1;
+    }
+  }
+  const NodeMetricSpec spec;
+  const size_t before =
+      buildNodeMetricStatus(cache, pods, spec, now, clock.wallNow()).dump().size();
+  const std::vector<HostAppInfo> apps = {
+      {"nginx", "koord-prod", "LS"}, {"mysql", "koord-prod", "LSR"}, {"backup", "", "BE"}};
+  for (const auto& a : apps) {
+    for (int i = 0; i < 300; ++i) {
+      const auto at = now - std::chrono::seconds(299 - i);
+      cache.append(MetricKind::kHostAppCpuCores, "hostapp/" + a.name, "", at, 0.5);
+      cache.append(MetricKind::kHostAppMemoryBytes, "hostapp/" + a.name, "", at, 1e9);
+    }
+  }
+  const size_t after =
+      buildNodeMetricStatus(
+          cache, pods, spec, now, clock.wallNow(),
+          [&](const std::vector<const Pod*>& r) {
+            return prodReclaimableJson(
+                predictProdReclaimable(models, r, ReclaimableResources{64000, int64_t{256} << 30},
+                                       clock.wallNow())
+                    .min);
+          },
+          apps)
+          .dump()
+          .size();
+  std::printf(
+      "| %zu | %zu | %.3f / %.3f | %.4f | %zu / %zu | %zu (%zu files, %.0f each) | %.3f | %zu -> "
+      "%zu |\n",
+      podCount, models.size(), percentile(trainMs, 0.5),
+      *std::max_element(trainMs.begin(), trainMs.end()), percentile(trainMs, 0.5) / 60.0,
+      heapModels, models.bytesUsed(), checkpointBytes, checkpoints,
+      static_cast<double>(checkpointBytes) / static_cast<double>(checkpoints),
+      percentile(predictMs, 0.5), before, after);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,6 +287,13 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|\n");
   for (size_t n : counts) {
     if (int rc = run(n, rounds); rc != 0) return rc;
+  }
+  std::printf(
+      "\n| pods | models | train p50 / max ms | CPU ms per s (1 min interval) | model heap / "
+      "stated bytes | checkpoint bytes | predict p50 ms | status bytes without -> with |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (size_t n : counts) {
+    if (int rc = runPrediction(n); rc != 0) return rc;
   }
   return 0;
 }
