@@ -40,21 +40,6 @@ int32_t classDefault(PriorityClass c) {
   return 0;
 }
 
-PriorityClass classFromQos(KoordQos q) {
-  switch (q) {
-    case KoordQos::kSystem:
-    case KoordQos::kLSE:
-    case KoordQos::kLSR:
-    case KoordQos::kLS:
-      return PriorityClass::kProd;
-    case KoordQos::kBE:
-      return PriorityClass::kBatch;
-    case KoordQos::kNone:
-      return PriorityClass::kNone;
-  }
-  return PriorityClass::kNone;
-}
-
 int64_t amountOf(const EvictVictim& v, ReleaseKind kind) {
   return kind == ReleaseKind::kUsed ? v.used : v.request;
 }
@@ -90,9 +75,7 @@ PolicyVerdict evictionPolicyAllows(const Pod& pod, std::string_view feature) {
 
 int32_t priorityWithDefault(const Pod& pod) {
   if (pod.priority && *pod.priority != 0) return *pod.priority;
-  PriorityClass c = pod.priorityClass;
-  if (c == PriorityClass::kNone) c = classFromQos(pod.qosWithDefault());
-  return classDefault(c);
+  return classDefault(pod.priorityWithDefault());
 }
 
 int32_t evictionPriority(const Pod& pod) {

@@ -35,6 +35,7 @@
 #include "cgroupfs/layout.h"
 #include "kube/pod.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -46,7 +47,9 @@ namespace {
 
 using koord::CgroupFile;
 using koord::test::AgentProcess;
+using koord::test::configJson;
 using koord::test::httpGet;
+using koord::test::readFixture;
 using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestApiServer;
@@ -68,23 +71,11 @@ const std::string kEksContainer =
 // anon + unevictable of that capture's memory.stat (agent_pods_test checks the sum).
 constexpr int64_t kPodMemory = 1119498240;
 
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
-
 json nodeSlo(const json& threshold) {
   return {{"apiVersion", "slo.koordinator.sh/v1alpha1"},
           {"kind", "NodeSLO"},
           {"metadata", {{"name", kNode}}},
           {"spec", {{"resourceUsedThresholdWithBE", threshold}}}};
-}
-
-json configJson(uint16_t port) {
-  auto r = httpGet(port, "/config");
-  if (!r || r->status != 200) return json();
-  return json::parse(r->body, nullptr, false);
 }
 
 std::optional<int> thresholdOf(const json& config) {
@@ -150,13 +141,7 @@ TEST_CASE(
   nodeMetric["metadata"] = {{"name", kNode}};
   api.put("nodemetrics", nodeMetric);  // reportIntervalSeconds 30, aggregate 60 s
 
-  work.write("kubeconfig",
-             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
-             "clusters:\n- name: c\n  cluster:\n    server: " +
-                 api.url() + "\n    certificate-authority: " + api.caFile() +
-                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
-                 "users:\n- name: u\n  user:\n    token: " +
-                 kToken + "\n");
+  work.write("kubeconfig", koord::test::kubeconfigFor(api.url(), api.caFile(), kToken));
   // A local file the cluster's object must win over.
   work.write("slo.yaml", "resourceUsedThresholdWithBE:\n  cpuSuppressThresholdPercent: 45\n");
 

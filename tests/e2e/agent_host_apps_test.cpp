@@ -29,6 +29,7 @@
 #include "tests/support/agent_process.h"
 #include "tests/support/burner.h"
 #include "tests/support/cgroup_v1_tree.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -40,7 +41,9 @@
 namespace {
 
 using koord::test::AgentProcess;
+using koord::test::configJson;
 using koord::test::httpGet;
+using koord::test::readFixture;
 using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestApiServer;
@@ -51,12 +54,6 @@ using namespace std::chrono_literals;
 
 const std::string kNode = "e2e-node";
 const std::string kToken = "e2e-token";
-
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
 
 double milliCores(const json& q) {
   if (!q.is_string()) FAIL("quantity " << q.dump() << " is not a string");
@@ -105,13 +102,7 @@ TEST_CASE(
   json nodeMetric = json::parse(readFixture("kube-api/nodemetric-get.body"));
   nodeMetric["metadata"] = {{"name", kNode}};
   api.put("nodemetrics", nodeMetric);  // reportIntervalSeconds 30, aggregate 60 s
-  work.write("kubeconfig",
-             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
-             "clusters:\n- name: c\n  cluster:\n    server: " +
-                 api.url() + "\n    certificate-authority: " + api.caFile() +
-                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
-                 "users:\n- name: u\n  user:\n    token: " +
-                 kToken + "\n");
+  work.write("kubeconfig", koord::test::kubeconfigFor(api.url(), api.caFile(), kToken));
 
   AgentProcess agent(
       agentBinary,

@@ -29,6 +29,7 @@
 #include "cgroupfs/layout.h"
 #include "kube/pod.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -40,7 +41,9 @@ namespace {
 
 using koord::CgroupFile;
 using koord::test::AgentProcess;
+using koord::test::configJson;
 using koord::test::httpGet;
+using koord::test::readFixture;
 using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestApiServer;
@@ -57,18 +60,6 @@ const std::string kEksContainer =
     "kubepods-burstable-pod7a96c459_d529_44ae_9f99_90d3798d6426.slice/"
     "cri-containerd-1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496.scope";
 constexpr int64_t kPodMemory = 1119498240;  // that capture's anon + unevictable
-
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
-
-json configJson(uint16_t port) {
-  auto r = httpGet(port, "/config");
-  if (!r || r->status != 200) return json();
-  return json::parse(r->body, nullptr, false);
-}
 
 int64_t quantity(const json& q) {
   if (!q.is_string()) FAIL("quantity " << q.dump() << " is not a string");
@@ -143,13 +134,7 @@ TEST_CASE(
   json nodeMetric = json::parse(readFixture("kube-api/nodemetric-get.body"));
   nodeMetric["metadata"] = {{"name", kNode}};
   api.put("nodemetrics", nodeMetric);  // reportIntervalSeconds 30
-  work.write("kubeconfig",
-             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
-             "clusters:\n- name: c\n  cluster:\n    server: " +
-                 api.url() + "\n    certificate-authority: " + api.caFile() +
-                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
-                 "users:\n- name: u\n  user:\n    token: " +
-                 kToken + "\n");
+  work.write("kubeconfig", koord::test::kubeconfigFor(api.url(), api.caFile(), kToken));
   const std::vector<std::string> flags = {
       "--addr=127.0.0.1:0",
       "--cgroup-root-dir=" + cgroupRoot,
