@@ -24,6 +24,7 @@
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
 #include "qos/group_identity.h"
+#include "qos/host_app_cpuset.h"
 #include "qos/memory_qos.h"
 #include "qos/node_overrides.h"
 #include "version.h"
@@ -126,6 +127,10 @@ void Agent::startQos() {
                                                 opts_.memoryQosV1SoftLimit));
   // The runtime hooks' reconciler: what NRI would have set, for containers it missed.
   qos_->add(std::make_unique<HookReconcileStrategy>(opts_.runtimeHooksReconcileInterval, hooks));
+  // LS host applications run on the LS share pools (CPUSetAllocator).
+  qos_->add(std::make_unique<HostAppCpusetStrategy>(opts_.runtimeHooksReconcileInterval,
+                                                    opts_.featureGates.enabled("CPUSetAllocator"),
+                                                    *layout_));
   // GroupIdentity: bvt on the kernels that have it (Alibaba Cloud Linux / Anolis).
   const bool bvtGate = opts_.featureGates.enabled("GroupIdentity");
   exporter_.setFeatureSupported("group_identity", support.has(Knob::kCpuBvtWarpNs));

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qos/host_app_cpuset.h"
 #include "qos/host_apps.h"
 #include "qos/slo_config.h"
 
@@ -111,4 +112,27 @@ TEST_CASE("the NodeSLO carries its valid host applications and names the bad one
   CHECK(all(spec->notes).find("spec.hostApplications[1] (name \"bad\"): qos") != std::string::npos);
   // The list as given stays in the effective spec (GET /config shows it).
   CHECK(spec->effective["hostApplications"].size() == 2);
+}
+
+TEST_CASE(
+    "LS host applications get the LS share pools' cpus, others nothing, and none without "
+    "pools") {
+  auto spec = parseNodeSlo(R"({"hostApplications": [
+      {"name": "nginx", "qos": "LS"},
+      {"name": "db", "qos": "LSR", "cgroupPath": {"parentDir": "host", "relativePath": "db"}},
+      {"name": "web", "qos": "LS", "cgroupPath": {"base": "KubepodsBurstable", "relativePath": "web"}}]})",
+                           "slo.json");
+  REQUIRE(spec.ok());
+  const CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+  CHECK(planHostAppCpusets(*spec, nullptr, layout).empty());  // pools not known yet
+  CpuSetRule rule;
+  CHECK(planHostAppCpusets(*spec, &rule, layout).empty());  // no pool: no empty cpuset
+  rule.sharePools = {CpuSharePool{0, 0, {0, 1, 2}}, CpuSharePool{0, 1, {8, 9}}};
+  const auto writes = planHostAppCpusets(*spec, &rule, layout);
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0].dir == "host-latency-sensitive/nginx");
+  CHECK(writes[0].knob == Knob::kCpusetCpus);
+  CHECK(writes[0].value.cpus == std::vector<int>{0, 1, 2, 8, 9});
+  CHECK(writes[0].owner == kOwnerHostAppCpuset);
+  CHECK(writes[1].dir == "kubepods/burstable/web");
 }
