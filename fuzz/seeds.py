@@ -30,6 +30,7 @@ SOURCES = {
     "fuzz_nri_session": [],
     "fuzz_nri_ttrpc": [],
     "fuzz_proxy_hooks": [],
+    "fuzz_prediction": ["prediction"],
 }
 # File name suffixes a target skips (the kube-api captures hold bodies, headers and
 # watch streams side by side).
