@@ -94,6 +94,7 @@ class Agent {
   void runQos();
   void switchGroupIdentity(const NodeSloSpec& spec);
   bool groupIdentity_ = false;  // the GroupIdentity strategy is registered
+  std::vector<std::pair<std::string, int64_t>> lastSysctlPlan_;  // --dry-run: said once
   void runResctrl();
   void collectResctrl();
   void pollConfig();

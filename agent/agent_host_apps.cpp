@@ -15,10 +15,20 @@ void Agent::collectHostApps() {
   if (!hostApps_) hostApps_ = std::make_unique<HostAppCollector>(opts_.paths.cgroupRoot, *layout_);
   std::vector<HostAppTarget> targets;
   targets.reserve(apps.size());
-  for (const HostApplication& app : apps)
-    targets.push_back({app.name, hostAppCgroupDir(app, *layout_)});
+  std::vector<Error> refused;
+  for (const HostApplication& app : apps) {
+    std::string dir = hostAppCgroupDir(app, *layout_);
+    if (dir.empty()) {
+      refused.push_back(makeError("host application " + app.name +
+                                  ": its cgroup would be a kubepods QoS dir or above kubepods "
+                                  "(every pod's usage, not the app's); not read, not written"));
+      continue;
+    }
+    targets.push_back({app.name, std::move(dir)});
+  }
   const auto begin = clock_->now();
   auto out = hostApps_->collect(targets, begin);
+  for (Error& e : refused) out.errors.push_back(std::move(e));
   exporter_.recordCollector("host_application",
                             std::chrono::duration<double>(clock_->now() - begin).count(),
                             out.errors.size());

@@ -177,7 +177,13 @@ void Agent::switchGroupIdentity(const NodeSloSpec& spec) {
     return n ? std::optional<int64_t>(*n) : std::nullopt;
   };
   const SysctlValues current{read("sched_group_identity_enabled"), read("sched_core")};
-  for (const auto& [name, value] : groupIdentitySysctls(bvtRule(spec), current)) {
+  const auto plan = groupIdentitySysctls(bvtRule(spec), current);
+  // Under --dry-run nothing changes, so the same plan comes every round: said once.
+  if (opts_.dryRun) {
+    if (plan == lastSysctlPlan_) return;
+    lastSysctlPlan_ = plan;
+  }
+  for (const auto& [name, value] : plan) {
     const std::string path = opts_.paths.proc("sys/kernel/" + name);
     std::string result = "dry_run";
     if (!opts_.dryRun) {
@@ -233,7 +239,9 @@ void Agent::runQos() {
     // executor writes (GroupIdentity's bvt), exactly those the NodeSLO names.
     std::vector<std::string> hostAppDirs;
     for (const HostApplication& app : spec.hostApplications) {
-      hostAppDirs.push_back(hostAppCgroupDir(app, *layout_));
+      if (std::string dir = hostAppCgroupDir(app, *layout_); !dir.empty()) {
+        hostAppDirs.push_back(std::move(dir));
+      }
     }
     executor_->allowOutside(std::move(hostAppDirs));
   }

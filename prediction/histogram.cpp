@@ -29,7 +29,6 @@ int64_t nanosOf(Clock::Wall t) {
 
 // Go's round(): floor(x + 0.5).
 int goRound(double x) { return static_cast<int>(std::floor(x + 0.5)); }
-
 }  // namespace
 
 HistogramOptions::HistogramOptions(double maxValue, double firstBucketSize, double ratio,
@@ -108,17 +107,25 @@ void DecayingHistogram::shiftReference(Clock::Wall to) {
   const double shiftNs =
       reference_ ? static_cast<double>(nanosOf(*reference_)) - static_cast<double>(nanosOf(newRef))
                  : -static_cast<double>(std::numeric_limits<int64_t>::max());
-  const int exponent = goRound(shiftNs / static_cast<double>(halfLifeNs_));
+  // Held to ±4096 (2^±4096 is already 0 or inf as a double scale) so the int
+  // conversion stays defined for any shift, a 1 ns half-life's included.
+  const int exponent = static_cast<int>(
+      std::clamp(std::floor(shiftNs / static_cast<double>(halfLifeNs_) + 0.5), -4096.0, 4096.0));
   scale(std::ldexp(1.0, exponent));
   reference_ = newRef;
 }
 
 double DecayingHistogram::decayFactor(Clock::Wall at) {
-  if (!reference_ || nanosOf(at) - nanosOf(*reference_) > halfLifeNs_ * kMaxDecayExponent) {
+  // In doubles: a reference from a checkpoint centuries off, or a half-life of years,
+  // must shift the reference, not overflow int64.
+  auto age = [&] {
+    return static_cast<double>(nanosOf(at)) - static_cast<double>(nanosOf(*reference_));
+  };
+  if (!reference_ ||
+      age() > static_cast<double>(halfLifeNs_) * static_cast<double>(kMaxDecayExponent)) {
     shiftReference(at);
   }
-  const double ageNs = static_cast<double>(nanosOf(at) - nanosOf(*reference_));
-  return std::exp2(ageNs / static_cast<double>(halfLifeNs_));
+  return std::exp2(age() / static_cast<double>(halfLifeNs_));
 }
 
 void DecayingHistogram::addSample(double value, double weight, Clock::Wall at) {

@@ -60,7 +60,6 @@ void PeakModels::train(const TrainingInput& in, const std::vector<std::string>& 
   std::map<PriorityClass, Sum> byClass;
   Sum all;
   for (const auto& p : in.pods) {
-    update(p.uid, p.cpuCores, p.memoryBytes, now);
     Sum& s = byClass[p.priority];
     s.cpu += p.cpuCores;
     s.memory += p.memoryBytes;
@@ -69,6 +68,8 @@ void PeakModels::train(const TrainingInput& in, const std::vector<std::string>& 
     all.memory += p.memoryBytes;
     all.any = true;
   }
+  // The node's models first: past kMaxModels it is a pod that goes without one, never
+  // the system or class models every prediction needs.
   const bool nodeKnown = in.nodeCpuCores && in.nodeMemoryBytes;
   if (nodeKnown) update(std::string(kNodeModel), *in.nodeCpuCores, *in.nodeMemoryBytes, now);
   for (const PriorityClass c : kKnownClasses) {
@@ -83,6 +84,7 @@ void PeakModels::train(const TrainingInput& in, const std::vector<std::string>& 
     sysMemory = std::max(sysMemory - all.memory, 0.0);
   }
   update(std::string(kSystemModel), sysCpu, sysMemory, now);
+  for (const auto& p : in.pods) update(p.uid, p.cpuCores, p.memoryBytes, now);
   synced_ = true;
 }
 

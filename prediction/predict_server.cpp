@@ -87,7 +87,8 @@ void PredictServer::restore(const std::vector<Pod>& pods) {
     // koordlet logs and carries on; the saves will fail (and say so) the same way.
     checkpointStatus_ = "not restored: " + r.error().message;
     KLOG_WARNING << "prediction checkpoints: " << r.error().message
-                 << " (models start cold and are kept in memory only until it exists)";
+                 << " (models start cold; saves are tried every round and succeed once the "
+                    "directory is there)";
     return;
   }
   std::vector<std::string> refused;
@@ -139,7 +140,7 @@ void PredictServer::maintain(Clock::Wall wallNow) {
   const auto expired = models_.expire(wallNow);
   for (const auto& uid : expired) removeCheckpoint(uid);
   stats_.modelsExpired += expired.size();
-  if (!dir_ || checkpointStatus_.rfind("not restored", 0) == 0) return;
+  if (!dir_) return;
   for (const auto& c : models_.checkpointsDue(wallNow)) {
     if (auto st = dir_->save(c); !st) {
       ++stats_.checkpointSaveErrors;

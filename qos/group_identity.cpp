@@ -108,7 +108,9 @@ BvtPlan planGroupIdentity(const QosSnapshot& snap, const NodeSloSpec& spec,
     }
   }
   for (const HostApplication& app : spec.hostApplications) {
-    write(hostAppCgroupDir(app, layout), rule.forQos(app.qos));
+    if (std::string dir = hostAppCgroupDir(app, layout); !dir.empty()) {
+      write(dir, rule.forQos(app.qos));
+    }
   }
   return plan;
 }

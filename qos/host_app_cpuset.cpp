@@ -12,8 +12,10 @@ std::vector<CgroupWrite> planHostAppCpusets(const NodeSloSpec& spec, const CpuSe
   if (cpus.empty()) return out;  // an empty cpuset would leave the app no CPU at all
   for (const HostApplication& app : spec.hostApplications) {
     if (app.qos != KoordQos::kLS) continue;
-    out.push_back({hostAppCgroupDir(app, layout), Knob::kCpusetCpus, KnobValue::ofCpus(cpus),
-                   kOwnerHostAppCpuset});
+    std::string dir = hostAppCgroupDir(app, layout);
+    if (dir.empty()) continue;  // a kubepods QoS dir or above: never an app's to set
+    out.push_back(
+        {std::move(dir), Knob::kCpusetCpus, KnobValue::ofCpus(cpus), kOwnerHostAppCpuset});
   }
   return out;
 }

@@ -192,34 +192,49 @@ std::vector<HostApplication> parseHostApplications(const json& list,
 }
 
 std::string hostAppCgroupDir(const HostApplication& app, const CgroupLayout& layout) {
+  std::string dir;
   if (!app.hasCgroupPath) {
     switch (app.qos) {
       case KoordQos::kLSE:
       case KoordQos::kLSR:
       case KoordQos::kLS:
-        return "host-latency-sensitive/" + app.name;
+        dir = "host-latency-sensitive/" + app.name;
+        break;
       case KoordQos::kBE:
-        return "host-best-effort/" + app.name;
+        dir = "host-best-effort/" + app.name;
+        break;
       case KoordQos::kSystem:
       case KoordQos::kNone:
-        return app.name;
+        dir = app.name;
+        break;
     }
+  } else {
+    std::string base;
+    switch (app.base) {
+      case HostAppBase::kKubepods:
+        base = layout.kubeRootDir();
+        break;
+      case HostAppBase::kKubepodsBurstable:
+        base = layout.qosDir(KubeQos::kBurstable);
+        break;
+      case HostAppBase::kKubepodsBesteffort:
+        base = layout.qosDir(KubeQos::kBestEffort);
+        break;
+      case HostAppBase::kCgroupRoot:
+        break;
+    }
+    dir = joinDirs({base, app.parentDir, app.relativePath});
   }
-  std::string base;
-  switch (app.base) {
-    case HostAppBase::kKubepods:
-      base = layout.kubeRootDir();
-      break;
-    case HostAppBase::kKubepodsBurstable:
-      base = layout.qosDir(KubeQos::kBurstable);
-      break;
-    case HostAppBase::kKubepodsBesteffort:
-      base = layout.qosDir(KubeQos::kBestEffort);
-      break;
-    case HostAppBase::kCgroupRoot:
-      break;
+  const std::string root = layout.kubeRootDir();
+  for (const std::string& qosDir :
+       {root, layout.qosDir(KubeQos::kBurstable), layout.qosDir(KubeQos::kBestEffort)}) {
+    if (dir == qosDir) return "";
   }
-  return joinDirs({base, app.parentDir, app.relativePath});
+  if (dir.empty() || (root.size() > dir.size() && root.compare(0, dir.size(), dir) == 0 &&
+                      root[dir.size()] == '/')) {
+    return "";  // the cgroup root, or an ancestor of kubepods
+  }
+  return dir;
 }
 
 }  // namespace koord

@@ -50,7 +50,9 @@ std::vector<HostApplication> parseHostApplications(const nlohmann::json& list,
 // subsystem; v2: the unified root), koordlet's rules: without cgroupPath, LSE/LSR/LS
 // under host-latency-sensitive/<name>, BE under host-best-effort/<name>, others
 // <name>; with it, base/parentDir/relativePath (the name not appended), base
-// Kubepods* being the layout's kubepods, burstable and besteffort dirs.
+// Kubepods* being the layout's kubepods, burstable and besteffort dirs. "" when that
+// dir would be the cgroup root, a kube-QoS dir or above the kubepods root (every
+// pod's cgroup, not an app's): callers read and write nothing for it.
 std::string hostAppCgroupDir(const HostApplication& app, const CgroupLayout& layout);
 
 }  // namespace koord

@@ -212,7 +212,9 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
 // --- CPUNormalization (colocation.md §5) ---
 Status cpuNormalization(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
                         HookIntent& out) {
-  if (!ctx.cpuNormalization || !(ctx.cpuNormalizationRatio > 0)) return Ok{};
+  // Under the gate the quota is always written: divided while a ratio above 1 is in
+  // force, the limit's own quota otherwise, so removing the ratio undoes it.
+  if (!ctx.cpuNormalization) return Ok{};
   if (pod.rawQos != KoordQos::kLS && pod.rawQos != KoordQos::kNone) return Ok{};
   // Pinned by the scheduler (an LSR pod without its label): CPUSetAllocator's -1 stays.
   if (const auto st = pod.annotations.find(kResourceStatusAnnotation);

@@ -193,3 +193,22 @@ TEST_CASE("saving normalises the heaviest bucket to 10000 and keeps the raw tota
         "\"Memory\":{\"referenceTimestamp\":\"0001-01-01T00:00:00Z\"},"
         "\"LastUpdated\":\"2026-11-25T00:00:00Z\"}\n");
 }
+
+TEST_CASE("extreme half-lives and a reference centuries away neither overflow nor stop learning") {
+  DecayingHistogram tiny(HistogramOptions::cpu(), nanoseconds(1));
+  tiny.addSample(1.0, 1, kStart);
+  tiny.addSample(4.0, 1, kStart + seconds(1));
+  CHECK(tiny.percentile(1.0) == Approx(start(0.025, 46)));  // the newest sample alone counts
+  DecayingHistogram years(HistogramOptions::cpu(), hours(24 * 365 * 300));
+  years.addSample(1.0, 1, kStart);
+  CHECK(years.percentile(0.5) == Approx(start(0.025, 23)));
+  // A checkpoint whose reference is in 1700: the next sample moves it and is learnt.
+  DecayingHistogram old(HistogramOptions::cpu(), hours(12));
+  HistogramCheckpoint c;
+  c.reference = parseRfc3339("1700-01-01T00:00:00Z").value();
+  c.bucketWeights = {{22, 10000}};
+  c.totalWeight = 1;
+  REQUIRE(old.load(c).ok());
+  old.addSample(4.0, 1, kStart);
+  CHECK(old.percentile(0.5) == Approx(start(0.025, 46)));
+}

@@ -161,7 +161,10 @@ TEST_CASE("a pod model past the cap is refused and counted") {
   std::vector<std::string> freed;
   m.train(in, live, kT0, freed);
   CHECK(m.size() == PeakModels::kMaxModels);
-  CHECK(m.refusedModels() == 6);  // the node models came last: none of the 6 fit
+  CHECK(m.refusedModels() == 6);  // 6 node models first (no node sample), then 4090 pods
+  CHECK(m.predict("__node-sys__"));
+  CHECK(m.predict("__node-koord-prod__"));
+  CHECK_FALSE(m.predict(live.back()));
 }
 
 // ---- the reclaimable formula ------------------------------------------------------

@@ -102,7 +102,7 @@ TEST_CASE("the server restores once, trains every interval and saves checkpoints
   CHECK(restarted.checkpointStatus().rfind("restored 6 models", 0) == 0);
 }
 
-TEST_CASE("without a checkpoint directory the server says so once and keeps models in memory") {
+TEST_CASE("without a checkpoint directory the server says so once, and saves once it exists") {
   test::LogCapture logs;
   MetricCache cache(MetricCache::Config{}, logs.clock.now());
   PredictServer server({}, "/nonexistent-koordlet-checkpoints", logs.failures);
@@ -114,7 +114,22 @@ TEST_CASE("without a checkpoint directory the server says so once and keeps mode
     logs.clock.advance(minutes(1));
     server.tick(cache, {runningPod(kUid)}, true, logs.clock.now(), logs.clock.wallNow());
   }
-  CHECK(logs.lines('W') == lines);  // no save attempted, no line per minute
+  // The saves fail as one streak: one more line, not one a minute.
+  CHECK(logs.lines('W') == lines + 1);
+  CHECK(server.stats().checkpointSaveErrors > 0);
   CHECK(server.stats().trainings == 6);
   CHECK(server.models().size() == 6);
+}
+
+TEST_CASE("a checkpoint directory made after start is saved into") {
+  test::LogCapture logs;
+  test::TempTree tree;
+  MetricCache cache(MetricCache::Config{}, logs.clock.now());
+  PredictServer server({}, tree.path("later"), logs.failures);
+  server.tick(cache, {runningPod(kUid)}, true, logs.clock.now(), logs.clock.wallNow());
+  std::filesystem::create_directories(tree.path("later"));
+  logs.clock.advance(minutes(1));
+  server.tick(cache, {runningPod(kUid)}, true, logs.clock.now(), logs.clock.wallNow());
+  CHECK(server.stats().checkpointsSaved == 6);
+  CHECK(std::filesystem::exists(tree.path("later/__node-sys__")));
 }

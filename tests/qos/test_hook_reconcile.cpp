@@ -380,6 +380,9 @@ TEST_CASE("a normalization ratio divides BE quotas, and LS quotas under the gate
   // A ratio of 1 or less writes the quota unscaled.
   ctx.cpuNormalizationRatio = 0.8;
   CHECK(quotas()[3] == "kubepods/burstable/podls cpu.cfs_quota_us=133300 [runtime-hooks]");
+  // So does no ratio at all (the annotation removed): the divided quota is undone.
+  ctx.cpuNormalizationRatio = -1;
+  CHECK(quotas()[3] == "kubepods/burstable/podls cpu.cfs_quota_us=133300 [runtime-hooks]");
   CHECK(normalizeQuota(-1, 2.0) == -1);
   CHECK(normalizeQuota(1500, 5.0) == 1000);  // never under the kernel's minimum
 }

@@ -99,6 +99,21 @@ TEST_CASE("a host application's cgroup follows koordlet's rules on every layout"
   a.base = HostAppBase::kCgroupRoot;
   a.parentDir = "";
   CHECK(hostAppCgroupDir(a, v2sd) == "nginx.slice");  // the name is not appended
+  // Never a kube-QoS dir or above kubepods: every pod's cgroup, not an app's.
+  a.base = HostAppBase::kKubepods;
+  a.parentDir = "burstable";
+  a.relativePath = "";
+  CHECK(hostAppCgroupDir(a, v1fs) == "");
+  a.base = HostAppBase::kCgroupRoot;
+  a.parentDir = "kubepods";
+  CHECK(hostAppCgroupDir(a, v1fs) == "");
+  CHECK(hostAppCgroupDir(a, v2sd) == "kubepods");  // not systemd's kubepods.slice
+  HostApplication named;
+  named.name = "kubepods.slice";
+  CHECK(hostAppCgroupDir(named, v2sd) == "");
+  const CgroupLayout prefixed(CgroupVersion::kV1, CgroupDriver::kCgroupfs, "test/x");
+  a.parentDir = "test";
+  CHECK(hostAppCgroupDir(a, prefixed) == "");  // an ancestor of test/x/kubepods
 }
 
 TEST_CASE("the NodeSLO carries its valid host applications and names the bad ones in its notes") {
