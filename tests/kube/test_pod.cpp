@@ -273,3 +273,33 @@ TEST_CASE("the priority class comes from its label, else from spec.priority rang
   CHECK(classOf(9000, "") == PriorityClass::kNone);
   CHECK(classOf(9000, "prod") == PriorityClass::kNone);
 }
+
+TEST_CASE("the creation time is read, absent is unknown, and a malformed one names its path",
+          "[pod]") {
+  Json pod = makePod("u1", Json::array({container("c", {{"cpu", "1"}}, nullptr)}));
+  CHECK_FALSE(parseOne(pod).created);
+  pod["metadata"]["creationTimestamp"] = "2026-11-26T01:12:15Z";
+  REQUIRE(parseOne(pod).created);
+  CHECK(parseOne(pod).created->time_since_epoch() == std::chrono::seconds(1795655535));
+  pod["metadata"]["creationTimestamp"] = "yesterday";
+  auto list = parsePodList(Json{{"items", Json::array({pod})}}.dump());
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().message.find("items[0].metadata.creationTimestamp: time \"yesterday\"") == 0);
+}
+
+TEST_CASE("the pod request is the containers' sum, raised to an init container's, plus overhead",
+          "[pod]") {
+  Json pod =
+      makePod("u1", Json::array({container("a", {{"cpu", "500m"}, {"memory", "1Gi"}}, nullptr),
+                                 container("b", {{"cpu", "250m"}}, nullptr)}));
+  pod["spec"]["initContainers"] =
+      Json::array({container("init", {{"cpu", "1"}, {"memory", "512Mi"}}, nullptr)});
+  Pod p = parseOne(pod);
+  CHECK(p.requestCpuMilli() == 1000);                   // max(750, 1000)
+  CHECK(p.requestMemoryBytes() == (int64_t{1} << 30));  // max(1 GiB, 512 MiB)
+  pod["spec"]["overhead"] = {{"cpu", "100m"}, {"memory", "64Mi"}};
+  p = parseOne(pod);
+  CHECK(p.requestCpuMilli() == 1100);
+  CHECK(p.requestMemoryBytes() == (int64_t{1} << 30) + (64 << 20));
+  CHECK(p.priorityWithDefault() == PriorityClass::kProd);  // Burstable: LS
+}
