@@ -135,7 +135,8 @@ CgroupWrite write(const std::string& dir, Knob knob, int64_t value) {
 // the kernel refuses a burst above its cgroup's quota (EINVAL, v1 and v2), so a
 // percent above 100 means "burst up to the quota". koordlet writes the unclamped
 // value (its default 1000 % is refused for every container, every round).
-int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config) {
+int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config,
+                      double normalizationRatio) {
   if (!config.burstsCpu()) return 0;
   int64_t milli = limits.cpuMilli.value_or(-1);
   if (milli <= 0) return 0;
@@ -144,7 +145,7 @@ int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config) 
   const double us = cores * static_cast<double>(kCfsPeriodUs);
   return burstWithinQuota(
       us >= static_cast<double>(kMaxBurstUs) ? kMaxBurstUs : static_cast<int64_t>(us),
-      milliCpuToQuota(milli));
+      normalizeQuota(milliCpuToQuota(milli), normalizationRatio));
 }
 
 int64_t burstWithinQuota(int64_t burstUs, int64_t quotaUs) {
@@ -244,12 +245,7 @@ BurstResult CpuBurst::run(const QosSnapshot& snap, const CpuBurstConfig& nodeCon
     int64_t podBurst = 0;
     for (const ContainerView& cv : pv.containers) {
       if (!writable(cv)) continue;
-      int64_t burst = staticBurstUs(cv.container->limits, config);
-      if (normalizationRatio > 1) {  // within the normalized quota, which the kernel checks
-        burst = burstWithinQuota(
-            burst, normalizeQuota(milliCpuToQuota(cv.container->limits.cpuMilli.value_or(-1)),
-                                  normalizationRatio));
-      }
+      const int64_t burst = staticBurstUs(cv.container->limits, config, normalizationRatio);
       podBurst += burst;
       out.writes.push_back(write(cv.dir, Knob::kCpuBurst, burst));
       metricFor(out, podFirstMetric, pv, cv).burstUs = burst;

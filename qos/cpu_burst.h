@@ -47,7 +47,10 @@ inline constexpr const char* kOwnerCpuBurst = "cpu-burst";
 // the quota. 0 when the policy does not burst CPU or the container has no CPU
 // limit. Shared with the CPUBurst runtime hook (runtime_hooks.h), so NRI and this
 // strategy give a container the same value, one the kernel takes.
-int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config);
+// normalizationRatio: the CPU normalization ratio in force for the container's
+// quota (-1: none): the burst is held to the quota as normalized (knob.h).
+int64_t staticBurstUs(const ResourceList& limits, const CpuBurstConfig& config,
+                      double normalizationRatio = -1);
 
 // A burst the kernel accepts next to quotaUs in the same cgroup: within [0, 100 s]
 // (koordlet's validator) and at most the quota when the quota is limited (> 0).

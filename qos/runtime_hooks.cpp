@@ -373,12 +373,8 @@ Status cpuBurst(const HookPod& pod, const HookContainer* container, const HookCo
     if (!merged) return merged.error();
     config = *merged;
   }
-  int64_t burst = staticBurstUs(container->limits, config);
-  if (ctx.cpuNormalization && ctx.cpuNormalizationRatio > 1) {  // the normalized quota bounds it
-    burst = burstWithinQuota(
-        burst, normalizeQuota(milliCpuToQuota(container->limits.cpuMilli.value_or(-1)),
-                              ctx.cpuNormalizationRatio));
-  }
+  const int64_t burst = staticBurstUs(container->limits, config,
+                                      ctx.cpuNormalization ? ctx.cpuNormalizationRatio : -1);
   if (burst > 0) {
     out.unified["cpu.max.burst"] =
         renderKnob(Knob::kCpuBurst, CgroupVersion::kV2, KnobValue::of(burst));

@@ -419,3 +419,14 @@ TEST_CASE(
                                   "kubepods/burstable/podls cpu.cfs_quota_us=80000 [cpu-burst]",
                               });
 }
+
+TEST_CASE("a static burst is held to the normalized quota the kernel checks it against",
+          "[hook-reconcile]") {
+  ResourceList limits;
+  limits.cpuMilli = 1000;  // quota 100000 us, 80000 normalized by 1.25
+  CpuBurstConfig config;
+  config.policy = CpuBurstPolicy::kCpuBurstOnly;  // 1000 %: far above either quota
+  CHECK(staticBurstUs(limits, config) == 100000);
+  CHECK(staticBurstUs(limits, config, 1.25) == 80000);
+  CHECK(staticBurstUs(limits, config, 0.8) == 100000);  // a ratio <= 1 scales nothing
+}
