@@ -32,6 +32,7 @@
 #include "base/clock.h"
 #include "bench/synthetic_ids.h"
 #include "kube/pod.h"
+#include "metrics/host_app_collector.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_metric.h"
 #include "prediction/predict_server.h"
@@ -243,8 +244,8 @@ int runPrediction(size_t podCount) {
   for (const auto& a : apps) {
     for (int i = 0; i < 300; ++i) {
       const auto at = now - std::chrono::seconds(299 - i);
-      cache.append(MetricKind::kHostAppCpuCores, "hostapp/" + a.name, "", at, 0.5);
-      cache.append(MetricKind::kHostAppMemoryBytes, "hostapp/" + a.name, "", at, 1e9);
+      cache.append(MetricKind::kHostAppCpuCores, HostAppCollector::owner(a.name), "", at, 0.5);
+      cache.append(MetricKind::kHostAppMemoryBytes, HostAppCollector::owner(a.name), "", at, 1e9);
     }
   }
   const size_t after =
