@@ -202,7 +202,7 @@ class Exporter {
   // watches, NodeMetric reports. Not called in standalone mode (no series then).
   void recordKubeApi(const KubeApiSample& s);
 
-  // --- Peak prediction (metrics/exporter_prediction.cpp) ---
+  // --- Peak prediction (metrics/exporter_colocation.cpp) ---
   // koordlet's koordlet_node_predicted_resource_reclaimable{predictor,resource,unit}
   // (set per predictor that succeeded; kept otherwise, as koordlet's),
   // koordlet_node_priority_resource_reclaimable{priority="koord-prod",resource,unit}
@@ -215,7 +215,7 @@ class Exporter {
   // their second read), CPU in cores and memory in bytes, no unit label (koordlet's).
   void recordHostApps(const std::vector<HostAppUsageRow>& rows);
 
-  // --- The node's own facts (metrics/exporter_prediction.cpp) ---
+  // --- The node's own facts (metrics/exporter_colocation.cpp) ---
   // koordlet_node_resource_allocatable{resource,unit}: the Node's batch-cpu (unit
   // "integer", milli-cores), batch-memory ("byte"), mid-cpu, mid-memory; 0 absent.
   struct NodeAllocatable {
@@ -370,7 +370,7 @@ class Exporter {
   prometheus::Counter* nodeMetricReportsFailed_ = nullptr;
   prometheus::Counter* nodeMetricConflicts_ = nullptr;
   double nodeMetricOkLast_ = 0, nodeMetricFailedLast_ = 0, nodeMetricConflictsLast_ = 0;
-  // Peak prediction (exporter_prediction.cpp)
+  // Colocation: prediction, host apps, node facts (exporter_colocation.cpp)
   prometheus::Family<prometheus::Gauge>* predictedReclaimable_ = nullptr;
   prometheus::Family<prometheus::Gauge>* priorityReclaimable_ = nullptr;
   prometheus::Family<prometheus::Gauge>* priorityReclaimableStatus_ = nullptr;
