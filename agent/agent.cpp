@@ -161,6 +161,7 @@ Status Agent::start() {
   server_.route(
       "/readyz", [this] { return serveReadyz(); }, HttpServer::RouteKind::kProbe);
   server_.route("/config", [this] { return serveConfig(); });
+  server_.routeQuery("/explain", [this](std::string_view q) { return serveExplain(q); });
   if (auto st = server_.listen(opts_.addr); !st) return st;
 
   exporter_.setStartTime(unixSeconds(clock_->wallNow()));

@@ -184,6 +184,7 @@ class Agent {
   std::weak_ptr<const std::string> metricsPage_;
   Clock::Monotonic metricsPageAt_{};
   HttpResponse serveConfig() const;
+  HttpResponse serveExplain(std::string_view query) const;  // agent_explain.cpp
   KubeletClientConfig kubeletConfig() const;
 
   boost::asio::io_context& io_;

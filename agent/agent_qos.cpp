@@ -94,6 +94,7 @@ void Agent::startQos() {
     exporter_.recordResourceUpdate(status, millis);
   });
   executor_->onRefuse([this](const char* reason) { exporter_.recordResourceRefusal(reason); });
+  executor_->onDrift([this](const char* knob) { exporter_.recordResourceDrift(knob); });
   exporter_.setFeatureSupported("cpu_burst", support.has(Knob::kCpuBurst));
   memoryQosSupported_ = memoryQosSupported(support);
   exporter_.setFeatureSupported("memory_qos", memoryQosSupported_);

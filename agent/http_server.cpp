@@ -108,10 +108,10 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   ServerCore(net::io_context& io, HttpLimits limits);
 
   struct Route {
-    HttpHandler handler;
+    HttpQueryHandler handler;
     bool probe = false;
   };
-  void addRoute(std::string path, HttpHandler handler, bool probe);
+  void addRoute(std::string path, HttpQueryHandler handler, bool probe);
   Status listen(const std::string& addr);
   uint16_t port() const { return port_; }
   void stop();
@@ -128,7 +128,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void onConnectionClosed(Connection* connection);
   // Returns the route for path (nullptr if none) and sets *key to the stats key.
   const Route* findRoute(std::string_view path, std::string_view* key) const;
-  HttpResponse invoke(const HttpHandler& handler, std::string_view path);
+  HttpResponse invoke(const HttpQueryHandler& handler, std::string_view path,
+                      std::string_view query);
   void countRequest(std::string_view key, unsigned status);
   // The answer to a parsed request, counted; returns whether the connection stays open.
   // probeOnly: the connection was accepted past maxConnections (probe routes only).
@@ -334,7 +335,7 @@ ServerCore::ServerCore(net::io_context& io, HttpLimits limits)
   limits_.maxConnections = std::max<size_t>(limits_.maxConnections, 1);
 }
 
-void ServerCore::addRoute(std::string path, HttpHandler handler, bool probe) {
+void ServerCore::addRoute(std::string path, HttpQueryHandler handler, bool probe) {
   routes_[std::move(path)] = Route{std::move(handler), probe};
 }
 
@@ -531,11 +532,12 @@ const ServerCore::Route* ServerCore::findRoute(std::string_view path, std::strin
 }
 
 // Handlers must not throw; one that does gets a 500 instead of taking down the loop.
-HttpResponse ServerCore::invoke(const HttpHandler& handler, std::string_view path) {
+HttpResponse ServerCore::invoke(const HttpQueryHandler& handler, std::string_view path,
+                                std::string_view query) {
   HttpResponse out;
   std::string failure;
   try {
-    out = handler();
+    out = handler(query);
   } catch (const std::exception& e) {
     failure = e.what();
   } catch (...) {
@@ -560,7 +562,10 @@ void ServerCore::countRequest(std::string_view key, unsigned status) {
 bool ServerCore::respond(const http::request<http::string_body>& req,
                          http::response<SharedBody>& res, bool probeOnly) {
   std::string_view target = req.target();
-  target = target.substr(0, target.find('?'));
+  const size_t mark = target.find('?');
+  const std::string_view query =
+      mark == std::string_view::npos ? std::string_view() : target.substr(mark + 1);
+  target = target.substr(0, mark);
   const bool head = req.method() == http::verb::head;
   const bool get = req.method() == http::verb::get;
 
@@ -579,7 +584,7 @@ bool ServerCore::respond(const http::request<http::string_body>& req,
     out = HttpResponse{503, std::string(kTextPlain),
                        "server busy: every connection slot is taken; retry\n"};
   } else {
-    out = invoke(route->handler, key);
+    out = invoke(route->handler, key, query);
   }
   countRequest(key, out.status);
 
@@ -699,7 +704,13 @@ HttpServer::HttpServer(boost::asio::io_context& io, HttpLimits limits)
 HttpServer::~HttpServer() { impl_->stop(); }
 
 void HttpServer::route(std::string path, HttpHandler handler, RouteKind kind) {
-  impl_->addRoute(std::move(path), std::move(handler), kind == RouteKind::kProbe);
+  impl_->addRoute(
+      std::move(path), [h = std::move(handler)](std::string_view) { return h(); },
+      kind == RouteKind::kProbe);
+}
+
+void HttpServer::routeQuery(std::string path, HttpQueryHandler handler) {
+  impl_->addRoute(std::move(path), std::move(handler), false);
 }
 
 Status HttpServer::listen(const std::string& addr) { return impl_->listen(addr); }

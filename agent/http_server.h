@@ -58,6 +58,8 @@ struct HttpResponse {
 
 // A route handler runs on the loop thread and must not block.
 using HttpHandler = std::function<HttpResponse()>;
+// One that reads the request's query string (after '?', undecoded; "" when none).
+using HttpQueryHandler = std::function<HttpResponse(std::string_view query)>;
 
 struct HttpStats {
   uint64_t connectionsAccepted = 0;
@@ -83,6 +85,8 @@ class HttpServer {
   // is also served on the connections kept for probes.
   enum class RouteKind { kNormal, kProbe };
   void route(std::string path, HttpHandler handler, RouteKind kind = RouteKind::kNormal);
+  // A GET route whose handler reads the query string (not a probe route).
+  void routeQuery(std::string path, HttpQueryHandler handler);
 
   // Binds and starts accepting. addr is Go-style: ":9316" (all addresses),
   // "127.0.0.1:0" (port picked by the kernel), "[::1]:9316", "localhost:9316".

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/agent.h"
+#include "agent/explain_command.h"
 #include "agent/options.h"
 #include "base/log.h"
 #include "qos/config_watcher.h"
@@ -52,6 +53,10 @@ std::string hostname() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Subcommands: the operator's tools, beside the agent they talk to.
+  if (!args.empty() && args[0] == "explain") {
+    return koord::runExplainCommand({args.begin() + 1, args.end()}, std::cout, std::cerr);
+  }
   koord::Environment environment{env("NODE_NAME"),
                                  env("NODE_IP"),
                                  env("agent_mode"),

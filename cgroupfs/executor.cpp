@@ -151,6 +151,74 @@ void Executor::refuse(const char* reason, ExecutorStats& batch) {
   if (refusalObserver_) refusalObserver_(reason);
 }
 
+void Executor::noteRefusal(Owner& own, const CgroupWrite& write, const char* reason,
+                           std::string message) {
+  Events& ev = own.ev();
+  ev.refusal = KnobRefusal{render(write.knob, write.value), reason, write.owner, std::move(message),
+                           clock_->wallNow()};
+  ev.refusedAt = clock_->now();
+}
+
+void Executor::noteDrift(Owner& own, const CgroupWrite& write, const std::string& text) {
+  Events& ev = own.ev();
+  ev.drift = text;
+  ev.driftReplaced = render(write.knob, *ev.written);
+  ev.driftAt = clock_->wallNow();
+  ++ev.drifts;
+  ++stats_.drifted;
+  KLOG_INFO << knobSpec(write.knob).name << " in " << quoteText(write.dir, 200) << " holds "
+            << quoteText(text, 80) << ", not the " << ev.driftReplaced << " we wrote for "
+            << own.name << ": changed behind our back, repairing";
+  if (driftObserver_) driftObserver_(knobSpec(write.knob).name);
+}
+
+std::vector<KnobRecord> Executor::explain(std::string_view dir, bool below,
+                                          std::optional<Knob> knob) const {
+  std::vector<KnobRecord> out;
+  const Clock::Monotonic now = clock_->now();
+  for (const auto& [key, own] : owners_) {
+    const std::string& d = key.first;
+    if (knob && key.second != *knob) continue;
+    const bool match =
+        d == dir ||
+        (below &&
+         (dir.empty() || (d.size() > dir.size() && d.starts_with(dir) && d[dir.size()] == '/')));
+    if (!match) continue;
+    KnobRecord r;
+    r.dir = d;
+    r.knob = key.second;
+    r.owner = own.name;
+    if (own.lastAsked != Clock::Monotonic{}) r.asked = own.asked;
+    r.why = own.why;
+    if (const Events* ev = own.events.get()) {
+      r.written = ev->written;
+      r.writtenAt = ev->writtenAt;
+      r.writtenDryRun = ev->writtenDryRun;
+      r.drift = ev->drift;
+      r.driftReplaced = ev->driftReplaced;
+      r.driftAt = ev->driftAt;
+      r.drifts = ev->drifts;
+      if (ev->refusal && now - ev->refusedAt <= 2 * config_.forceUpdate) r.refusal = ev->refusal;
+    }
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const KnobRecord& a, const KnobRecord& b) {
+    return a.dir != b.dir ? a.dir < b.dir : a.knob < b.knob;
+  });
+  return out;
+}
+
+Result<std::string> Executor::readNow(const std::string& dir, Knob knob) const {
+  const KnobSpec& spec = knobSpec(knob);
+  const std::string path = cgroupFilePath(layout_, config_.cgroupRoot, dir, spec.file);
+  if (!support_.has(knob) || path.empty()) {
+    return makeError(std::string(spec.name) + " is not supported here");
+  }
+  auto text = readFile(path, kReadCap);
+  if (!text) return text.error();
+  return trimmed(*text);
+}
+
 std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, ExecutorStats& batch) {
   const KnobSpec& spec = knobSpec(write.knob);
   if (!insideKubepods(write.dir)) {
@@ -166,18 +234,23 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   const Clock::Monotonic start = clock_->now();
   auto owner = owners_.find(std::pair<std::string_view, Knob>(write.dir, write.knob));
   const bool inserted = owner == owners_.end();
-  if (inserted)
-    owner =
-        owners_.emplace(std::pair(write.dir, write.knob), Owner{write.owner, start, {}, {}}).first;
+  if (inserted) {
+    owner = owners_.emplace(std::pair(write.dir, write.knob), Owner{}).first;
+    owner->second.name = write.owner;
+  }
   if (!inserted && owner->second.name != write.owner) {
     refuse("second_owner", batch);
+    std::string message = std::string(spec.name) + " in " + write.dir + " belongs to " +
+                          owner->second.name + ": refusing the write from " + write.owner;
+    noteRefusal(owner->second, write, "second_owner", message);
     failures_->failure("executor owner " + write.dir + " " + spec.name, Severity::kWarning,
-                       std::string(spec.name) + " in " + write.dir + " belongs to " +
-                           owner->second.name + ": refusing the write from " + write.owner);
+                       std::move(message));
     return std::nullopt;
   }
   Owner& own = owner->second;
   own.lastAsked = start;
+  if (!(own.asked == write.value)) own.asked = write.value;
+  if (write.why && own.why != write.why) own.why = write.why;
   // The value this owner last asked for, found equal to the file's text: while
   // that text is trusted (within `verify`) and no forced rewrite is due, the same
   // value is unchanged without a path, a render or a parse.
@@ -192,9 +265,11 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // minimum starves it.
   if (auto range = checkKnobRange(write.knob, write.value); !range) {
     refuse("out_of_range", batch);
+    std::string message = "refusing to write " + range.error().message + " in " +
+                          quoteText(write.dir, 200) + " for " + write.owner;
+    noteRefusal(own, write, "out_of_range", message);
     failures_->failure("executor range " + write.dir + " " + spec.name, Severity::kWarning,
-                       "refusing to write " + range.error().message + " in " +
-                           quoteText(write.dir, 200) + " for " + write.owner);
+                       std::move(message));
     return std::nullopt;
   }
   std::string path = cgroupFilePath(layout_, config_.cgroupRoot, write.dir, spec.file);
@@ -244,9 +319,15 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // written and the cgroup stops following its parent (cgroup_files.h).
   if (auto parsed = parseKnob(write.knob, layout_.version(), *text)) p.current = *parsed;
   // v2 weight -> shares does not invert exactly: compare what we would write.
-  const bool equal = (write.knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2)
-                         ? p.oldText == p.text
-                         : p.current && *p.current == value;
+  const bool textual = write.knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2;
+  const bool equal = textual ? p.oldText == p.text : p.current && *p.current == value;
+  // Drift: the file no longer holds what we wrote there (a dry run wrote nothing).
+  if (own.events && own.events->written && !own.events->writtenDryRun) {
+    const KnobValue& ours = *own.events->written;
+    const bool differs =
+        textual ? p.oldText != render(write.knob, ours) : !p.current || !(*p.current == ours);
+    if (differs) noteDrift(own, write, p.oldText);
+  }
   if (equal) {
     Clock::Monotonic sameUntil = knownAt + config_.verify;
     // Only a CPU list is rewritten when equal (see "Forced rewrites" in executor.h).
@@ -280,6 +361,7 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     KLOG_INFO << "dry-run: would write " << text << " to " << p.path << " (was " << oldText
               << ") for " << w.owner;
     ++batch.written;
+    noteWritten(p, text, true);
     audit(p, oldText, text);
     observe("succeeded", start);
     return true;
@@ -309,6 +391,7 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     // Only CPU lists have a forced rewrite to time (executor.h).
     if (knobSpec(w.knob).cpuList) cache_[p.path] = Cached{text, clock_->now()};
     know(p.path, payload);
+    noteWritten(p, text, false);
     failures_->success(p.path);
     failures_->success(readOnlyKey());
     audit(p, oldText, text);
@@ -356,6 +439,17 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
   }
   observe(status, start);
   return false;
+}
+
+void Executor::noteWritten(const Pending& p, const std::string& text, bool dryRun) {
+  // A CPU list's union step is not the value asked: the target's write records it.
+  if (text != p.text) return;
+  auto it = owners_.find(std::pair<std::string_view, Knob>(p.write->dir, p.write->knob));
+  if (it == owners_.end()) return;
+  Events& ev = it->second.ev();
+  ev.written = p.target;
+  ev.writtenAt = clock_->wallNow();
+  ev.writtenDryRun = dryRun;
 }
 
 void Executor::audit(const Pending& p, const std::string& oldText, const std::string& newText) {

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@
 #include "base/log.h"
 #include "cgroupfs/knob.h"
 #include "cgroupfs/layout.h"
+#include "cgroupfs/write_reason.h"
 
 namespace koord {
 
@@ -51,7 +53,38 @@ struct CgroupWrite {
   std::string dir;  // relative to the hierarchy root (as CgroupLayout returns it)
   Knob knob;
   KnobValue value;
-  std::string owner;  // the strategy that wants it: one owner per knob per cgroup
+  std::string owner;             // the strategy that wants it: one owner per knob per cgroup
+  WriteReasonPtr why = nullptr;  // what decided it (GET /explain); may be null
+};
+
+// A write refused before any attempt, kept on the knob it was meant for.
+struct KnobRefusal {
+  std::string value;   // the value asked, rendered
+  std::string reason;  // "second_owner", "out_of_range"
+  std::string by;      // the owner that asked
+  std::string message;
+  Clock::Wall at{};
+};
+
+// What the executor knows of one knob in one cgroup (GET /explain). Lives in the
+// owner record, so it goes when the knob's owner is let go (its pod gone, its
+// strategy no longer asking for two force periods).
+struct KnobRecord {
+  std::string dir;
+  Knob knob = Knob::kCpuShares;
+  std::string owner;
+  std::optional<KnobValue> asked;    // the value its owner asked for last
+  WriteReasonPtr why;                // and why
+  std::optional<KnobValue> written;  // the value we last wrote (dry-run: would have)
+  Clock::Wall writtenAt{};
+  bool writtenDryRun = false;
+  // Someone else's value, found where we had written ours (the last time it
+  // happened; kept after the repair), and how many times so far.
+  std::optional<std::string> drift;
+  std::string driftReplaced;  // what we had written there, rendered
+  Clock::Wall driftAt{};
+  uint64_t drifts = 0;
+  std::optional<KnobRefusal> refusal;  // the last refused write, within 2 force periods
 };
 
 struct ExecutorConfig {
@@ -73,6 +106,7 @@ struct ExecutorStats {
   uint64_t denied = 0;       // EACCES / EPERM
   uint64_t failed = 0;       // any other error (EBUSY and EROFS among them)
   uint64_t refused = 0;      // outside the kubepods hierarchy, a second owner, out of range
+  uint64_t drifted = 0;      // a file we wrote found holding another value (then repaired)
   ExecutorStats& operator+=(const ExecutorStats& o) {
     written += o.written;
     unchanged += o.unchanged;
@@ -82,6 +116,7 @@ struct ExecutorStats {
     denied += o.denied;
     failed += o.failed;
     refused += o.refused;
+    drifted += o.drifted;
     return *this;
   }
 };
@@ -102,6 +137,10 @@ class Executor {
   // "out_of_range" (koordlet_resource_update_refused_total).
   using RefusalObserver = std::function<void(const char* reason)>;
   void onRefuse(RefusalObserver observer) { refusalObserver_ = std::move(observer); }
+  // Per file found changed behind our back (koordlet_resource_drift_total): the
+  // knob's v1 name.
+  using DriftObserver = std::function<void(const char* knob)>;
+  void onDrift(DriftObserver observer) { driftObserver_ = std::move(observer); }
 
   // Knob owners held (for the churn tests and the soak): an owner not asked to write
   // a knob for two force periods lets it go, so the map follows the live cgroups.
@@ -128,6 +167,19 @@ class Executor {
   ExecutorStats apply(std::vector<CgroupWrite> writes);
 
   const ExecutorStats& stats() const { return stats_; }
+
+  // The knobs held in `dir` (and, with below, in every cgroup under it), by dir then
+  // knob; `knob` narrows to one. A walk of every owner: for an operator's question,
+  // not for a round.
+  std::vector<KnobRecord> explain(std::string_view dir, bool below,
+                                  std::optional<Knob> knob = std::nullopt) const;
+  // The file's text now, trimmed, read from the file (no known text): what the
+  // kernel holds. Errors: unsupported here, or readFile's.
+  Result<std::string> readNow(const std::string& dir, Knob knob) const;
+  // A value as this hierarchy's file shows it.
+  std::string render(Knob knob, const KnobValue& value) const {
+    return renderKnob(knob, layout_.version(), value);
+  }
   // The knobs this kernel has (probed once when the agent built the executor).
   const KnobSupport& support() const { return support_; }
 
@@ -178,6 +230,8 @@ class Executor {
   // The failure-log key of writes refused by a read-only mount: one per root.
   std::string readOnlyKey() const;
   void audit(const Pending& p, const std::string& oldText, const std::string& newText);
+  // Keeps the value written (or, dry, that would have been) on its knob's record.
+  void noteWritten(const Pending& p, const std::string& text, bool dryRun);
   void observe(const char* status, Clock::Monotonic since) const;
   ExecutorConfig config_;
   CgroupLayout layout_;
@@ -187,6 +241,20 @@ class Executor {
   const Clock* clock_;
   FailureLog* failures_;
   void refuse(const char* reason, ExecutorStats& batch);
+  // What happened to a knob beyond its owner's asks (GET /explain): allocated on
+  // the first write, drift or refusal, so a knob that always held its value costs
+  // a pointer.
+  struct Events {
+    std::optional<KnobValue> written;
+    Clock::Wall writtenAt{};
+    bool writtenDryRun = false;
+    std::optional<std::string> drift;
+    std::string driftReplaced;
+    Clock::Wall driftAt{};
+    uint64_t drifts = 0;
+    std::optional<KnobRefusal> refusal;
+    Clock::Monotonic refusedAt{};
+  };
   struct Owner {
     std::string name;
     Clock::Monotonic lastAsked{};
@@ -195,9 +263,22 @@ class Executor {
     // time, whichever is first); reset whenever a write may follow.
     KnobValue same;
     Clock::Monotonic sameUntil{};
+    KnobValue asked;  // the last value asked, and why
+    WriteReasonPtr why;
+    std::unique_ptr<Events> events;
+    Events& ev() {
+      if (!events) events = std::make_unique<Events>();
+      return *events;
+    }
   };
+  // Records a refusal on the knob's record (creating none: a knob nobody owns has
+  // no record to show it in).
+  void noteRefusal(Owner& own, const CgroupWrite& write, const char* reason, std::string message);
+  // A file we wrote holds another value: counted, kept on the record, observed.
+  void noteDrift(Owner& own, const CgroupWrite& write, const std::string& text);
   Observer observer_;
   RefusalObserver refusalObserver_;
+  DriftObserver driftObserver_;
   ExecutorStats stats_;
   // CPU list path -> its last write, or the moment it was first seen equal: the
   // forced rewrite's clock. No other knob is rewritten when equal, so none is kept.

@@ -190,6 +190,10 @@ Exporter::Exporter(std::string nodeName, std::string version)
       "koordlet_resource_update_refused_total",
       "cgroup writes the executor refused before any attempt, by reason: outside_kubepods, "
       "second_owner, out_of_range (a value that cannot be right is refused, never clamped)");
+  resourceDrift_ = &counterFamily(
+      "koordlet_resource_drift_total",
+      "cgroup files found holding another value than the agent last wrote there (changed "
+      "behind its back; repaired by the same write), by file (GET /explain shows which)");
   kubeletTls_ = &gaugeFamily("koordlet_kubelet_tls_verified",
                              "1 when the kubelet's serving certificate is verified, 0 when the "
                              "HTTPS connection to it is not (--kubelet-skip-tls-verify, the "
@@ -510,6 +514,10 @@ std::vector<prometheus::MetricFamily> Exporter::collect() const {
 }  // namespace koord
 
 namespace koord {
+
+void Exporter::recordResourceDrift(const char* resource) {
+  resourceDrift_->Add({{"node", node_}, {"resource", resource}}).Increment();
+}
 
 void Exporter::recordResourceRefusal(const char* reason) {
   resourceRefused_->Add({{"node", node_}, {"reason", reason}}).Increment();

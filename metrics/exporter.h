@@ -131,6 +131,8 @@ class Exporter {
   void recordResourceUpdate(const char* status, double millis);
   // koordlet_resource_update_refused_total{reason}: one executor refusal.
   void recordResourceRefusal(const char* reason);
+  // A file found changed behind our back (Executor::onDrift).
+  void recordResourceDrift(const char* resource);
   // One CPU suppress round: koordlet_be_suppress_cpu_cores{type} (the policy in
   // force; the other policy's series is removed), and the LS/BE used cores it saw.
   // A round that computed nothing new (inside the 1% dead band, stale data) keeps
@@ -296,6 +298,7 @@ class Exporter {
   prometheus::Gauge* kubeletUp_;
   prometheus::Family<prometheus::Gauge>* kubeletTls_;
   prometheus::Family<prometheus::Counter>* resourceRefused_;
+  prometheus::Family<prometheus::Counter>* resourceDrift_;
   prometheus::Family<prometheus::Histogram>* kubeletDuration_;
   prometheus::Family<prometheus::Counter>* kubeletErrors_;
   prometheus::Gauge* podCount_;

@@ -1,5 +1,7 @@
 #include "qos/cpu_burst.h"
 
+#include "qos/write_reasons.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -337,6 +339,22 @@ StrategyOutcome CpuBurstStrategy::run(const StrategyContext& ctx) {
                              ctx.node.cpuNormalization ? ctx.node.cpuNormalizationRatio : -1);
   StrategyOutcome out{r.writes, {}, {}, {}};
   for (const Error& e : r.errors) out.errors.push_back(e.message);
+  auto why = std::make_shared<WriteReason>();
+  for (const char* field : {"policy", "cpuBurstPercent", "cfsQuotaBurstPercent",
+                            "cfsQuotaBurstPeriodSeconds", "sharePoolThresholdPercent"}) {
+    why->inputs.push_back(sloInput(ctx.spec, std::string("cpuBurstStrategy.") + field));
+  }
+  why->add("nodeState", toString(r.nodeState));
+  if (ctx.snapshot.nodeCpuAvgCores)
+    why->add("nodeCpuAvgCores", fixed(*ctx.snapshot.nodeCpuAvgCores));
+  if (ctx.node.cpuNormalization && ctx.node.cpuNormalizationRatio > 0) {
+    why->add("cpuNormalizationRatio", fixed(ctx.node.cpuNormalizationRatio, 3), "Node annotation");
+  }
+  why->rule =
+      "cpu.cfs_burst_us = limit x cpuBurstPercent; while the node is not overloaded, "
+      "cfsQuotaBurstOnly/auto raise a throttled container's quota step by step up to "
+      "cfsQuotaBurstPercent of its limit's quota, and lower it back when it is";
+  out.why = std::move(why);
   out.result = std::move(r);
   return out;
 }

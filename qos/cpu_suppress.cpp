@@ -3,6 +3,8 @@
 // this file departs from it, the comment at that spot says so and why.
 #include "qos/cpu_suppress.h"
 
+#include "qos/write_reasons.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -347,6 +349,8 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
   const double systemUsed = std::max(std::max(*nodeUsed - allPods, 0.0), reservedCores);
   out.lsUsedCores = nonBe;
   out.beUsedCores = be;
+  out.nodeUsedCores = *nodeUsed;
+  out.systemUsedCores = systemUsed;
 
   // In milli-cores, each term truncated as koordlet's quantities are.
   const int64_t capacityMilli = snap.capacityMilli();
@@ -381,10 +385,40 @@ SuppressResult CpuSuppress::run(const QosSnapshot& snap, const ResourceThreshold
   return out;
 }
 
+namespace {
+
+WriteReasonPtr suppressReason(const SuppressResult& r, const QosSnapshot& snap,
+                              const NodeSloSpec& spec) {
+  auto why = std::make_shared<WriteReason>();
+  constexpr std::string_view kBlock = "resourceUsedThresholdWithBE.";
+  for (const char* field :
+       {"enable", "cpuSuppressThresholdPercent", "cpuSuppressMinPercent", "cpuSuppressPolicy"}) {
+    why->inputs.push_back(sloInput(spec, std::string(kBlock) + field));
+  }
+  why->add("capacityCores", std::to_string(snap.topology.count()));
+  why->add("reservedCores", fixed(static_cast<double>(reservedCpuMilli(snap.reservation)) / 1000));
+  if (r.nodeUsedCores) why->add("nodeUsedCores", fixed(*r.nodeUsedCores));
+  if (r.lsUsedCores) why->add("lsUsedCores", fixed(*r.lsUsedCores));
+  if (r.beUsedCores) why->add("beUsedCores", fixed(*r.beUsedCores));
+  if (r.systemUsedCores) why->add("systemUsedCores", fixed(*r.systemUsedCores));
+  if (r.suppressCores) why->add("beAllowedCores", fixed(*r.suppressCores));
+  if (!r.skipped.empty()) why->add("skipped", r.skipped);
+  why->rule =
+      "BE may use capacity x cpuSuppressThresholdPercent - lsUsed - systemUsed (at least "
+      "cpuSuppressMinPercent of capacity), as CPUs (policy cpuset) or as the besteffort quota "
+      "(cfsQuota); the other knob is recovered";
+  return why;
+}
+
+}  // namespace
+
 StrategyOutcome CpuSuppressStrategy::run(const StrategyContext& ctx) {
   SuppressResult r =
       suppress_.run(ctx.snapshot, ctx.spec.threshold, ctx.spec.threshold.enable, ctx.current);
-  return StrategyOutcome{r.writes, {}, std::move(r), {}};
+  StrategyOutcome out{r.writes, {}, {}, {}};
+  out.why = suppressReason(r, ctx.snapshot, ctx.spec);
+  out.result = std::move(r);
+  return out;
 }
 
 }  // namespace koord

@@ -54,6 +54,8 @@ struct SuppressResult {
   CpuSuppressPolicy policy = CpuSuppressPolicy::kCpuset;
   std::optional<double> lsUsedCores;  // Σ usage of non-BE pods
   std::optional<double> beUsedCores;  // Σ usage of BE pods
+  std::optional<double> nodeUsedCores;
+  std::optional<double> systemUsedCores;  // max(node − pods, reserved)
   // Why nothing was suppressed this round ("" when it was): disabled, recovered,
   // node usage stale, besteffort quota unreadable, ...
   std::string skipped;

@@ -1,5 +1,7 @@
 #include "qos/group_identity.h"
 
+#include "qos/write_reasons.h"
+
 #include <nlohmann/json.hpp>
 
 #include "qos/host_apps.h"
@@ -131,6 +133,16 @@ StrategyOutcome GroupIdentityStrategy::run(const StrategyContext& ctx) {
   BvtPlan plan = planGroupIdentity(ctx.snapshot, ctx.spec, layout_);
   out.writes = std::move(plan.writes);
   out.errors = std::move(plan.errors);
+  auto why = std::make_shared<WriteReason>();
+  for (const char* cls : {"lsrClass", "lsClass", "beClass"}) {
+    const std::string block = std::string("resourceQOSStrategy.") + cls + ".cpuQOS.";
+    why->inputs.push_back(sloInput(ctx.spec, block + "enable"));
+    why->inputs.push_back(sloInput(ctx.spec, block + "groupIdentity"));
+  }
+  why->rule =
+      "cpu.bvt_warp_ns of a pod, its containers and its kube-QoS dir = its class's "
+      "groupIdentity (koordinator.sh/cpuQOS may set an LS pod's), host applications by their qos";
+  out.why = std::move(why);
   return out;
 }
 

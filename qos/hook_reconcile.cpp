@@ -1,5 +1,7 @@
 #include "qos/hook_reconcile.h"
 
+#include "qos/write_reasons.h"
+
 #include <algorithm>
 
 namespace koord {
@@ -94,6 +96,22 @@ StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
   if (gates_.cpuBurst) hooks.cpuNormalization = false;
   HookReconcileResult r = reconcileHooks(ctx.snapshot, hooks);
   StrategyOutcome out{std::move(r.writes), r.errors, {}, {}};  // moved: see MemoryQosStrategy
+  auto why = std::make_shared<WriteReason>();
+  why->add("BatchResource", gates_.batchResource ? "on" : "off", "feature gate");
+  why->add("CPUSetAllocator", gates_.cpusetAllocator ? "on" : "off", "feature gate");
+  why->add("CPUNormalization", hooks.cpuNormalization ? "on" : "off", "feature gate");
+  if (hooks.cpuNormalization && hooks.cpuNormalizationRatio > 0) {
+    why->add("cpuNormalizationRatio", fixed(hooks.cpuNormalizationRatio, 3), "Node annotation");
+  }
+  if (hooks.suppressCfsQuota) {
+    why->add("besteffortQuotaForcedUnlimited", "true",
+             "resourceUsedThresholdWithBE.cpuSuppressPolicy cfsQuota");
+  }
+  why->rule =
+      "BE pods: cpu.shares = kubernetes.io/batch-cpu request, quota = its limit (divided by "
+      "the ratio), memory limit = kubernetes.io/batch-memory limit; pods with a resource-status "
+      "cpuset: that cpuset and an unlimited quota; as the runtime hooks set them at creation";
+  out.why = std::move(why);
   out.result = std::move(r);
   return out;
 }

@@ -14,8 +14,12 @@ std::vector<CgroupWrite> planHostAppCpusets(const NodeSloSpec& spec, const CpuSe
     if (app.qos != KoordQos::kLS) continue;
     std::string dir = hostAppCgroupDir(app, layout);
     if (dir.empty()) continue;  // a kubepods QoS dir or above: never an app's to set
-    out.push_back(
-        {std::move(dir), Knob::kCpusetCpus, KnobValue::ofCpus(cpus), kOwnerHostAppCpuset});
+    auto why = std::make_shared<WriteReason>();
+    why->add("hostApplications[" + app.name + "].qos", "LS", spec.origin);
+    why->add("lsSharePoolCpus", renderCpuList(cpus));
+    why->rule = "an LS host application runs on the LS share pools (CPUs no LSE/LSR pod holds)";
+    out.push_back({std::move(dir), Knob::kCpusetCpus, KnobValue::ofCpus(cpus), kOwnerHostAppCpuset,
+                   std::move(why)});
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "qos/memory_qos.h"
 
+#include "qos/write_reasons.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -364,6 +366,21 @@ StrategyOutcome MemoryQosStrategy::run(const StrategyContext& ctx) {
   MemoryQosResult r = planner_.run(ctx.snapshot, ctx.spec.qos, options);
   // Moved, not copied: at 500 pods on v2 a round plans ~10,000 writes, ~3 MB.
   StrategyOutcome out{std::move(r.writes), r.errors, {}, {}};
+  // The blocks by class; the pod's QoS (GET /explain's pod) says which applies.
+  auto why = std::make_shared<WriteReason>();
+  for (const char* cls : {"lsrClass", "lsClass", "beClass"}) {
+    const std::string block = std::string("resourceQOSStrategy.") + cls + ".memoryQOS.";
+    for (const char* field : {"enable", "minLimitPercent", "lowLimitPercent", "throttlingPercent",
+                              "wmarkRatio", "priority", "oomKillGroup"}) {
+      why->inputs.push_back(sloInput(ctx.spec, block + field));
+    }
+  }
+  why->add("nodeAllocatableMemory", std::to_string(ctx.node.nodeAllocatableMemory));
+  why->rule =
+      "memory.min = request x minLimitPercent, memory.low = request x lowLimitPercent, "
+      "memory.high = limit (or node allocatable) x throttlingPercent, of the pod's class; "
+      "kube-QoS dirs get their pods' sums";
+  out.why = std::move(why);
   out.result = std::move(r);
   return out;
 }

@@ -209,7 +209,10 @@ QosRound QosManager::runDue(const std::vector<Pod>& pods, const MetricCache& cac
     ExecutorValues current(*executor_);
     StrategyOutcome outcome =
         strategy.run(StrategyContext{snap, spec, current, node_, cache, evictions});
-    for (CgroupWrite& w : outcome.writes) w.owner = std::string(strategy.owner());
+    for (CgroupWrite& w : outcome.writes) {
+      w.owner = std::string(strategy.owner());
+      if (!w.why) w.why = outcome.why;
+    }
     StrategyReport report;
     report.name = std::string(strategy.name());
     report.writes = executor_->apply(std::move(outcome.writes));

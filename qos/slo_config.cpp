@@ -318,6 +318,8 @@ Result<NodeSloSpec> parseNodeSlo(std::string_view text, std::string_view fileNam
 
   NodeSloSpec spec = typedFrom(std::move(effective));
   spec.source = src.label;
+  spec.origin = "file " + file + (src.label == "spec" ? "" : " (" + src.label + ")");
+  spec.given = std::move(src.spec);
   spec.notes = std::move(src.notes);
   if (const auto it = spec.effective.find("hostApplications"); it != spec.effective.end()) {
     spec.hostApplications = parseHostApplications(*it, spec.notes);

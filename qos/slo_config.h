@@ -184,6 +184,12 @@ struct NodeSloSpec {
   // Where the spec came from: "defaults", "spec", "NodeSLO <name>" or
   // "ConfigMap <namespace>/<name>".
   std::string source = "defaults";
+  // GET /explain: the spec fields the source set (NodeSLO-spec-shaped; a field not in
+  // it is koordlet's default), and where the source is, for an operator to find
+  // it: "NodeSLO node-1 resourceVersion 42", "file /etc/koordlet/slo.yaml
+  // (ConfigMap koordinator-system/slo-controller-config)", "default".
+  nlohmann::json given = nlohmann::json::object();
+  std::string origin = "default";
   // What the file held but the agent does not apply (ConfigMap nodeStrategies, keys
   // read only by koord-manager, top-level fields it does not know), one sentence
   // each, for GET /config.

@@ -120,9 +120,11 @@ Status SloSources::applyClusterObject(const Json& nodeSlo) {
       KLOG_INFO << label << " resourceVersion " << rv << ": spec unchanged";
     }
     clusterRv_ = rv;
+    cluster_->origin = label + " resourceVersion " + rv;
     return Ok{};
   }
   cluster_ = std::move(spec).value();
+  cluster_->origin = label + " resourceVersion " + rv;
   clusterSpecText_ = text;
   clusterRv_ = rv;
   ++clusterVersion_;

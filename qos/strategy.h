@@ -102,6 +102,9 @@ struct StrategyOutcome {
   std::any result;
   // Pods to evict, in the order picked; the manager passes them on (QosRound).
   std::vector<EvictionRequest> evictions;
+  // What decided this round's writes (GET /explain): the manager gives it to every
+  // write that has no reason of its own (a per-pod one).
+  WriteReasonPtr why = nullptr;
 };
 
 class QosStrategy {

@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "metrics/cpu_topology.h"
+#include "metrics/metric_cache.h"
 #include "qos/cpu_suppress.h"
 #include "tests/support/temp_tree.h"
 
@@ -688,4 +690,36 @@ TEST_CASE("without sysfs placement policy cpuset is skipped and cfsQuota still s
   CHECK(writes(r) == std::vector<std::string>{quota(kBe, -1)});
   node.apply(r);
   CHECK(s.run(node.snap, config(), true, node.current).writes.empty());
+}
+
+// ---- what GET /explain shows ------------------------------------------------------
+
+TEST_CASE("cpu suppress's writes carry the threshold, where it came from, and the usage",
+          "[cpu_suppress][explain]") {
+  // 10 cores at 60%: 6000 - LS 2000 - system 1500 = 2500m -> 3 CPUs.
+  Node node(flat(10), 4.5);
+  node.ls("l", 2.0);
+  node.be("b", 1.0);
+  auto spec =
+      parseNodeSlo("resourceUsedThresholdWithBE: {enable: true, cpuSuppressThresholdPercent: 60}\n",
+                   "/etc/koordlet/slo.yaml");
+  REQUIRE(spec.ok());
+  MetricCache cache({}, kNow);
+  NodeFacts facts;
+  CpuSuppressStrategy strategy(1s, true);
+  StrategyOutcome out = strategy.run(StrategyContext{node.snap, *spec, node.current, facts, cache});
+  REQUIRE(out.why);
+  std::map<std::string, std::pair<std::string, std::string>> in;
+  for (const WriteInput& i : out.why->inputs) in[i.name] = {i.value, i.source};
+  using P = std::pair<std::string, std::string>;
+  CHECK(in["resourceUsedThresholdWithBE.cpuSuppressThresholdPercent"] ==
+        P{"60", "file /etc/koordlet/slo.yaml"});
+  CHECK(in["resourceUsedThresholdWithBE.cpuSuppressPolicy"] == P{"cpuset", "default"});
+  CHECK(in["nodeUsedCores"] == P{"4.50", ""});
+  CHECK(in["lsUsedCores"] == P{"2.00", ""});
+  CHECK(in["beUsedCores"] == P{"1.00", ""});
+  CHECK(in["systemUsedCores"] == P{"1.50", ""});
+  CHECK(in["beAllowedCores"] == P{"3.00", ""});
+  CHECK(in["capacityCores"] == P{"10", ""});
+  CHECK_FALSE(in.contains("skipped"));
 }

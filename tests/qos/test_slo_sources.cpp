@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/read_file.h"
 #include "qos/slo_sources.h"
+#include "qos/write_reasons.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
@@ -330,4 +331,31 @@ TEST_CASE("a bad file is counted and shown even while the cluster's object is in
   CHECK(j.at("reloadErrors") == 1);
   CHECK_THAT(j.at("fileConfig").at("lastError").get<std::string>(),
              Catch::Contains("cpuSuppressPolicy"));
+}
+
+TEST_CASE(
+    "each spec field says where it came from: the NodeSLO's resourceVersion, the file, "
+    "or koordlet's default",
+    "[slo_sources][explain]") {
+  Harness h;
+  h.write(kFile50);
+  SloSources s(h.path(), "rig-node", false, h.clock);
+  REQUIRE(s.load().ok());
+  constexpr const char* kThreshold = "resourceUsedThresholdWithBE.cpuSuppressThresholdPercent";
+  constexpr const char* kPolicy = "resourceUsedThresholdWithBE.cpuSuppressPolicy";
+  CHECK(sloFieldSource(s.current(), kThreshold) == "file " + h.path());
+  CHECK(sloFieldSource(s.current(), kPolicy) == "default");
+  const WriteInput in = sloInput(s.current(), kThreshold);
+  CHECK(in.name == kThreshold);
+  CHECK(in.value == "50");
+
+  REQUIRE(s.applyClusterObject(watchObjects().at("MODIFIED")).ok());
+  CHECK(sloFieldSource(s.current(), kThreshold) == "NodeSLO rig-node resourceVersion 236");
+  CHECK(sloInput(s.current(), kThreshold).value == "55");
+  // A new resourceVersion with the same spec: the source follows it.
+  json again = watchObjects().at("MODIFIED");
+  again["metadata"]["resourceVersion"] = "240";
+  REQUIRE(s.applyClusterObject(again).ok());
+  CHECK(sloFieldSource(s.current(), kThreshold) == "NodeSLO rig-node resourceVersion 240");
+  CHECK(sloFieldSource(s.current(), "no.such.field") == "default");
 }

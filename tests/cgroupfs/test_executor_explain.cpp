@@ -1,0 +1,161 @@
+// Tests for what the executor remembers of each knob for GET /explain (KnobRecord):
+// owner, the value asked and why, the value written and when, drift (someone else's
+// value, kept after the repair) and refusals; on a throw-away tree and a ManualClock.
+#include <catch2/catch.hpp>
+
+#include "tests/cgroupfs/executor_fixture.h"
+
+using namespace koord;
+using namespace koord::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+WriteReasonPtr reason(const std::string& threshold) {
+  auto why = std::make_shared<WriteReason>();
+  why->add("resourceUsedThresholdWithBE.cpuSuppressThresholdPercent", threshold,
+           "NodeSLO node-1 resourceVersion 7");
+  why->add("nodeUsedCores", "3.20");
+  return why;
+}
+
+CgroupWrite with(CgroupWrite w, WriteReasonPtr why) {
+  w.why = std::move(why);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("explain names each knob's owner, the value asked, why, and when it was written",
+          "[executor][explain]") {
+  Fixture f;
+  const Clock::Wall writtenAt = f.clock.wallNow();
+  f.executor().apply({with(quota("kubepods/besteffort", 250000), reason("65")),
+                      cpus(kPod, {0, 1}, "cpu-suppress")});
+  f.clock.advance(5s);
+  auto records = f.executor().explain("kubepods/besteffort", true);
+  REQUIRE(records.size() == 2);
+  const KnobRecord& q = records[0];
+  CHECK(q.dir == "kubepods/besteffort");
+  CHECK(q.knob == Knob::kCpuQuota);
+  CHECK(q.owner == "cpusuppress");
+  REQUIRE(q.asked);
+  CHECK(q.asked->number == 250000);
+  REQUIRE(q.written);
+  CHECK(q.written->number == 250000);
+  CHECK(q.writtenAt == writtenAt);
+  CHECK_FALSE(q.writtenDryRun);
+  REQUIRE(q.why);
+  CHECK(q.why->inputs[0].name == "resourceUsedThresholdWithBE.cpuSuppressThresholdPercent");
+  CHECK(q.why->inputs[0].source == "NodeSLO node-1 resourceVersion 7");
+  CHECK_FALSE(q.drift);
+  CHECK(records[1].dir == kPod);
+  CHECK(records[1].knob == Knob::kCpusetCpus);
+  // Without below, only the dir itself; with a knob, only that knob.
+  CHECK(f.executor().explain("kubepods/besteffort", false).size() == 1);
+  CHECK(f.executor().explain("kubepods/besteffort", true, Knob::kCpusetCpus).size() == 1);
+  CHECK(f.executor().explain("kubepods/besteffort/pod", true).empty());  // a prefix, not a dir
+  // The kernel's text, read from the file.
+  auto kernel = f.executor().readNow("kubepods/besteffort", Knob::kCpuQuota);
+  REQUIRE(kernel.ok());
+  CHECK(*kernel == "250000");
+}
+
+TEST_CASE("a value the file already held is asked but never written", "[executor][explain]") {
+  Fixture f;
+  f.executor().apply({quota(kPod, -1)});
+  auto records = f.executor().explain(kPod, false);
+  REQUIRE(records.size() == 1);
+  REQUIRE(records[0].asked);
+  CHECK(records[0].asked->number == -1);
+  CHECK_FALSE(records[0].written);
+}
+
+TEST_CASE("a value changed behind the agent's back shows as drift, is repaired, and stays shown",
+          "[executor][explain]") {
+  Fixture f;
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  f.tree.write("cpu/kubepods/besteffort/cpu.cfs_quota_us", "-1\n");
+  f.clock.advance(3s);
+  // Within the verify period the known text answers: not noticed yet.
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  CHECK_FALSE(f.executor().explain("kubepods/besteffort", false)[0].drift);
+  f.clock.advance(10s);
+  const Clock::Wall noticedAt = f.clock.wallNow();
+  auto batch = f.executor().apply({quota("kubepods/besteffort", 250000)});
+  CHECK(batch.written == 1);
+  CHECK(f.file("cpu/kubepods/besteffort/cpu.cfs_quota_us") == "250000\n");  // repaired
+  auto r = f.executor().explain("kubepods/besteffort", false)[0];
+  REQUIRE(r.drift);
+  CHECK(*r.drift == "-1");
+  CHECK(r.driftReplaced == "250000");
+  CHECK(r.driftAt == noticedAt);
+  CHECK(r.drifts == 1);
+  CHECK(f.executor().stats().drifted == 1);
+  // Kept after the repair, not counted again while the file holds our value.
+  f.clock.advance(20s);
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  r = f.executor().explain("kubepods/besteffort", false)[0];
+  REQUIRE(r.drift);
+  CHECK(r.drifts == 1);
+}
+
+TEST_CASE("our own new value is not drift", "[executor][explain]") {
+  Fixture f;
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  f.clock.advance(20s);
+  f.executor().apply({quota("kubepods/besteffort", 300000)});
+  f.clock.advance(20s);
+  f.executor().apply({quota("kubepods/besteffort", 200000)});
+  auto r = f.executor().explain("kubepods/besteffort", false)[0];
+  CHECK_FALSE(r.drift);
+  CHECK(r.written->number == 200000);
+  CHECK(f.executor().stats().drifted == 0);
+}
+
+TEST_CASE("a dry run's value is never taken for drift", "[executor][explain]") {
+  Fixture f;
+  f.config.dryRun = true;
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  f.clock.advance(20s);
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  auto r = f.executor().explain("kubepods/besteffort", false)[0];
+  REQUIRE(r.written);
+  CHECK(r.writtenDryRun);
+  CHECK_FALSE(r.drift);
+  CHECK(f.file("cpu/kubepods/besteffort/cpu.cfs_quota_us") == "-1\n");
+}
+
+TEST_CASE("refused writes show on the knob with their reason, for two force periods",
+          "[executor][explain]") {
+  Fixture f;
+  f.executor().apply({quota(kPod, 200000, "cpu-burst")});
+  f.executor().apply({quota(kPod, 100000, "runtime-hooks"), quota(kCtr, -5, "cpu-burst")});
+  auto pod = f.executor().explain(kPod, false)[0];
+  CHECK(pod.owner == "cpu-burst");
+  REQUIRE(pod.refusal);
+  CHECK(pod.refusal->reason == "second_owner");
+  CHECK(pod.refusal->by == "runtime-hooks");
+  CHECK(pod.refusal->value == "100000");
+  auto ctr = f.executor().explain(kCtr, false)[0];
+  REQUIRE(ctr.refusal);
+  CHECK(ctr.refusal->reason == "out_of_range");
+  CHECK(ctr.refusal->value == "-5");
+  CHECK_FALSE(ctr.written);
+  // The owner keeps asking; the refusal ages out.
+  for (int i = 0; i < 13; ++i) {
+    f.clock.advance(10s);
+    f.executor().apply({quota(kPod, 200000, "cpu-burst")});
+  }
+  CHECK_FALSE(f.executor().explain(kPod, false)[0].refusal);
+}
+
+TEST_CASE("a gone pod's explain state goes with its owners", "[executor][explain]") {
+  Fixture f;
+  f.executor().apply({quota(kPod, 200000), quota(kCtr, 100000)});
+  f.tree.write("cpu/kubepods/besteffort/cpu.cfs_quota_us", "-1\n");
+  CHECK(f.executor().explain(kPod, true).size() == 2);
+  f.executor().forgetUnder(kPod);
+  CHECK(f.executor().explain(kPod, true).empty());
+  CHECK(f.executor().ownerCount() == 0);
+}
