@@ -64,12 +64,15 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
       topologyTimer_(io),
       collectTimer_(io),
       podSyncTimer_(io),
-      signals_(io, SIGINT, SIGTERM) {}
+      signals_(io, SIGINT, SIGTERM),
+      pauseSignal_(io, SIGUSR2) {}
 
 // The kubelet endpoint: --kubelet-addr, else NODE_IP (downward API status.hostIP),
 // else this host. Read-only port over HTTP with --kubelet-insecure-tls, as koordlet;
 // otherwise the secure port with the service-account token.
-KubeletClientConfig Agent::kubeletConfig() const {
+KubeletClientConfig Agent::kubeletConfig() const { return kubeletClientConfig(opts_); }
+
+KubeletClientConfig kubeletClientConfig(const Options& opts_) {
   KubeletClientConfig c;
   c.host = !opts_.kubeletAddr.empty() ? opts_.kubeletAddr
                                       : (!opts_.nodeIp.empty() ? opts_.nodeIp : "127.0.0.1");
@@ -194,6 +197,9 @@ Status Agent::start() {
     KLOG_INFO << "received signal " << sig << ", shutting down";
     stop();
   });
+  pauseSignal_.async_wait([this](const boost::system::error_code& ec, int) {
+    if (!ec) pause();
+  });
 
   KLOG_INFO << versionLine(KOORDLET_RELEASE, KOORDLET_VERSION) << " serving on " << opts_.addr
             << " (port " << server_.port() << "), node " << opts_.nodeName << ", proc root "
@@ -233,6 +239,7 @@ void Agent::stop() {
   stopped_ = true;
   boost::system::error_code ignored;
   signals_.cancel(ignored);
+  pauseSignal_.cancel(ignored);
   collectTimer_.cancel();
   informer_.stop();
   podSyncTimer_.cancel();

@@ -58,6 +58,10 @@ struct SystemInfo {
   long pageSize = 4096;
 };
 
+// The kubelet endpoint and credentials the flags name (the agent's and `koordlet
+// restore`'s).
+KubeletClientConfig kubeletClientConfig(const Options& opts);
+
 class Agent {
  public:
   Agent(boost::asio::io_context& io, Options options, const Clock& clock, SystemInfo sys);
@@ -96,6 +100,11 @@ class Agent {
   bool groupIdentity_ = false;  // the GroupIdentity strategy is registered
   std::vector<std::pair<std::string, int64_t>> lastSysctlPlan_;  // --dry-run: said once
   void runResctrl();
+  // SIGUSR2 (`koordlet restore` run beside a live agent): no cgroup, resctrl or
+  // eviction writes and no hook settings from then until the process restarts, so
+  // what restore puts back stays; said once, in /config and koordlet_agent_paused.
+  void pause();
+  bool paused_ = false;
   void collectResctrl();
   void pollConfig();
   // The Kubernetes API (agent_kube.cpp): none in standalone mode.
@@ -260,6 +269,7 @@ class Agent {
     int64_t nodeAllocatableMemory = 0;
     uint64_t cpusetRuleVersion = 0;
     uint64_t cpuNormalizationVersion = 0;
+    bool paused = false;
     bool operator==(const HookInputs&) const = default;
   };
   std::optional<HookInputs> hookInputs_;
@@ -285,6 +295,7 @@ class Agent {
   bool podSyncStarted_ = false;
   std::chrono::steady_clock::time_point nextCollect_{};
   boost::asio::signal_set signals_;
+  boost::asio::signal_set pauseSignal_;  // SIGUSR2: pause()
 
   bool ready_ = false;
   bool stopped_ = false;

@@ -70,6 +70,7 @@ HttpResponse Agent::serveMetrics() {
 HttpResponse Agent::serveConfig() const {
   nlohmann::json j = config_.toJson();
   j.update(settingsJson(opts_));  // featureGates, flagsWithoutEffect
+  j["paused"] = paused_;          // koordlet restore paused this agent (SIGUSR2)
   const auto& spec = config_.current();
   nlohmann::json strategies;
   strategies["cpuSuppress"] = {

@@ -82,6 +82,13 @@ void Agent::startNri() {
 }
 
 HookContext Agent::hookContext() const {
+  if (paused_) {
+    // `koordlet restore` paused us: containers start as the kubelet asked.
+    HookContext ctx = baseHookContext(HookGates{}, config_.current(), sys_.pageSize, 0);
+    ctx.batchResource = ctx.cpusetAllocator = ctx.cpuBurst = ctx.memoryQos = ctx.resctrl = false;
+    ctx.disableUnsetCpuQuota = ctx.suppressCfsQuota = ctx.cpuNormalization = false;
+    return ctx;
+  }
   if (qos_) return koord::hookContext(hookGates(), config_.current(), qos_->node());
   // Before the cgroup layout is known the QoS manager does not exist; the hooks
   // still answer, from the same config (no unified v2 values, no resctrl class:
@@ -104,6 +111,7 @@ void Agent::publishHookState() {
   in.nodeAllocatableMemory = qos_ ? qos_->node().nodeAllocatableMemory : 0;
   in.cpusetRuleVersion = cpusetRuleVersion_;
   in.cpuNormalizationVersion = cpuNormalizationVersion_;
+  in.paused = paused_;
   if (hookInputs_ && *hookInputs_ == in) return;  // nothing a hook reads changed
   hookInputs_ = in;
   if (qos_) qos_->setResctrlReady(in.resctrlReady);

@@ -215,8 +215,17 @@ void Agent::switchGroupIdentity(const NodeSloSpec& spec) {
   }
 }
 
+void Agent::pause() {
+  if (paused_) return;
+  paused_ = true;
+  KLOG_WARNING << "paused by koordlet restore (SIGUSR2): no cgroup, resctrl or eviction writes "
+                  "and no hook settings until this agent restarts";
+  exporter_.setPaused(true);
+  publishHookState();
+}
+
 void Agent::runQos() {
-  if (!qos_) return;
+  if (!qos_ || paused_) return;
   // Until the kubelet has answered once, the pod list is empty, not known: a
   // strategy would read "no pods" and recover or suppress on nothing.
   if (!informer_.synced()) return;
@@ -276,7 +285,7 @@ void Agent::runQos() {
 }
 
 void Agent::runResctrl() {
-  if (!resctrl_) return;
+  if (!resctrl_ || paused_) return;
   resctrl::ResctrlRound round = resctrl_->runDue(informer_.pods(), config_.current().qos);
   if (!round.ran) return;
   if (auto supported = resctrl_->supported()) {

@@ -34,13 +34,10 @@ std::string percentEncode(std::string_view s) {
   return out;
 }
 
-struct Reply {
-  unsigned status = 0;
-  std::string body;
-};
+}  // namespace
 
-Result<Reply> httpGet(const std::string& host, const std::string& port, const std::string& target,
-                      std::chrono::seconds timeout) {
+Result<AgentReply> httpGet(const std::string& host, const std::string& port,
+                           const std::string& target, std::chrono::seconds timeout) {
   try {
     boost::asio::io_context io;
     boost::asio::ip::tcp::resolver resolver(io);
@@ -57,13 +54,26 @@ Result<Reply> httpGet(const std::string& host, const std::string& port, const st
     http::read(stream, buffer, parser);
     boost::system::error_code ec;
     stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
-    return Reply{parser.get().result_int(), std::move(parser.get().body())};
+    return AgentReply{parser.get().result_int(), std::move(parser.get().body())};
   } catch (const std::exception& e) {
     return makeError(std::string("GET http://") + host + ":" + port + target + ": " + e.what());
   }
 }
 
-}  // namespace
+Result<AgentReply> agentGet(const std::string& addr, const std::string& target,
+                            std::chrono::seconds timeout) {
+  // ":9316" (the agent's --addr form) is this host.
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string::npos || colon + 1 == addr.size()) {
+    return makeError("--addr: expected HOST:PORT, got \"" + addr + "\"");
+  }
+  std::string host = addr.substr(0, colon);
+  if (host.empty()) host = "127.0.0.1";
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return httpGet(host, addr.substr(colon + 1), target, timeout);
+}
 
 std::string explainQueryString(const std::vector<std::pair<std::string, std::string>>& params) {
   std::string q;

@@ -10,13 +10,24 @@
 // bad flags or no agent there.
 #pragma once
 
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "base/result.h"
+
 namespace koord {
 
 int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// One GET to a local agent's HTTP server. addr: HOST:PORT, ":PORT" (this host).
+struct AgentReply {
+  unsigned status = 0;
+  std::string body;
+};
+Result<AgentReply> agentGet(const std::string& addr, const std::string& target,
+                            std::chrono::seconds timeout);
 
 // The query string for GET /explain from the subcommand's values, each %-encoded.
 std::string explainQueryString(const std::vector<std::pair<std::string, std::string>>& params);

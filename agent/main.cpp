@@ -14,6 +14,7 @@
 #include "agent/agent.h"
 #include "agent/explain_command.h"
 #include "agent/options.h"
+#include "agent/restore_command.h"
 #include "base/log.h"
 #include "qos/config_watcher.h"
 #include "version.h"
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
                                  env("KUBERNETES_SERVICE_HOST"),
                                  env("KUBERNETES_SERVICE_PORT")};
 
+  // `koordlet restore <the agent's flags>` (agent/restore_command.h).
+  const bool restore = !args.empty() && args[0] == "restore";
+  if (restore) args.erase(args.begin());
   auto parsed = koord::parseOptions(args, environment);
   if (!parsed) {
     std::cerr << "koordlet: " << parsed.error().message << "\n"
@@ -84,6 +88,11 @@ int main(int argc, char** argv) {
   }
 
   static const koord::SystemClock clock;
+  if (restore) {
+    koord::Logger::setGlobal(std::cerr, clock, opts.verbosity);
+    long page = ::sysconf(_SC_PAGESIZE);
+    return koord::runRestore(opts, clock, page > 0 ? page : 4096, std::cout, std::cerr);
+  }
   if (opts.checkOnly) {
     // Everything the agent would refuse at start, and nothing it would do after.
     std::cout << "flags: ok\n";

@@ -94,6 +94,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
   psiStalled_ =
       &counterFamily("koordlet_node_psi_stalled_seconds_total",
                      "Cumulative time tasks on the node were stalled, from the PSI total");
+  paused_ = &gaugeFamily("koordlet_agent_paused",
+                         "1 once koordlet restore paused this agent (SIGUSR2): it writes nothing "
+                         "and its hooks set nothing until it restarts; 0 otherwise")
+                 .Add(node);
+  paused_->Set(0);
   featureSupported_ = &gaugeFamily("koordlet_feature_supported",
                                    "Whether this host supports an optional kernel feature the "
                                    "agent uses (1) or it is skipped (0)");
@@ -302,6 +307,8 @@ void Exporter::recordNode(const NodeSample& s) {
     if (s.pressure[r]->full) record(*s.pressure[r]->full, "full");
   }
 }
+
+void Exporter::setPaused(bool paused) { paused_->Set(paused ? 1 : 0); }
 
 void Exporter::setFeatureSupported(const std::string& feature, bool supported) {
   featureSupported_->Add({{"node", node_}, {"feature", feature}}).Set(supported ? 1 : 0);

@@ -104,6 +104,7 @@ class Exporter {
   void setStartTime(double unixSeconds);
   void recordNode(const NodeSample& sample);
   void setFeatureSupported(const std::string& feature, bool supported);
+  void setPaused(bool paused);  // koordlet_agent_paused
   // One collector round: its wall duration and how many errors it met.
   void recordCollector(const std::string& collector, double seconds, size_t errors);
   void recordSelf(const SelfSample& sample);
@@ -292,6 +293,7 @@ class Exporter {
   prometheus::Family<prometheus::Counter>* psiStalled_;
   std::map<std::string, std::pair<prometheus::Counter*, double>> psiStalledLast_;
   prometheus::Family<prometheus::Gauge>* featureSupported_;
+  prometheus::Gauge* paused_;
   prometheus::Family<prometheus::Gauge>* collectorDuration_;
   prometheus::Family<prometheus::Counter>* collectorErrors_;
   prometheus::Family<prometheus::Counter>* collectorRounds_;

@@ -78,6 +78,11 @@ Status GroupOwnership::created(const std::string& group) {
   return save();
 }
 
+Status GroupOwnership::forget(const std::string& group) {
+  owned_.erase(group);
+  return save();
+}
+
 Status GroupOwnership::save() const {
   if (stateFile_.empty()) return Ok{};
   const std::filesystem::path path(stateFile_);

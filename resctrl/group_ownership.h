@@ -42,6 +42,10 @@ class GroupOwnership {
   // in-memory record is kept).
   Status created(const std::string& group);
   bool owns(std::string_view group) const { return owned_.count(std::string(group)) != 0; }
+  // The groups recorded (`koordlet restore` removes them).
+  const std::set<std::string>& groups() const { return owned_; }
+  // The group is gone (removed by restore): drops it from the record and saves.
+  Status forget(const std::string& group);
 
  private:
   Status save() const;

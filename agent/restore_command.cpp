@@ -1,0 +1,246 @@
+#include "agent/restore_command.h"
+
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "agent/agent.h"
+#include "agent/explain_command.h"
+#include "base/dir_list.h"
+#include "base/log.h"
+#include "base/read_file.h"
+#include "cgroupfs/cgroup_files.h"
+#include "kube/kubelet_client.h"
+#include "qos/restore_plan.h"
+#include "resctrl/group_ownership.h"
+
+namespace koord {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Other processes running this very binary: the agent we must pause.
+std::vector<pid_t> otherAgents() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return out;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    std::error_code e;
+    if (fs::read_symlink(entry.path() / "exe", e) != self || e) continue;
+    // Not another subcommand (explain, restore): only an agent handles SIGUSR2.
+    auto cmdline = readFile((entry.path() / "cmdline").string(), 4096);
+    if (!cmdline) continue;
+    const size_t end = cmdline->find('\0');
+    const std::string first =
+        end == std::string::npos ? ""
+                                 : cmdline->substr(end + 1, cmdline->find('\0', end + 1) - end - 1);
+    if (first == "explain" || first == "restore") continue;
+    out.push_back(pid);
+  }
+  return out;
+}
+
+// Pauses every live agent on this binary, and waits (up to 10 s) until the one at
+// --addr says so in /config. False when one could not be signalled.
+bool pauseAgents(const Options& opts, std::ostream& out, std::ostream& err) {
+  bool ok = true;
+  const std::vector<pid_t> pids = otherAgents();
+  for (pid_t pid : pids) {
+    if (opts.dryRun) {
+      out << "dry-run: would pause the running agent (pid " << pid << ")\n";
+    } else if (::kill(pid, SIGUSR2) != 0) {
+      err << "koordlet restore: cannot pause the running agent (pid " << pid
+          << "): " << std::strerror(errno) << "\n";
+      ok = false;
+    } else {
+      out << "paused the running agent (pid " << pid << "): it writes nothing until it restarts\n";
+    }
+  }
+  if (pids.empty() || opts.dryRun) return ok;
+  const std::string& addr = opts.addr;
+  for (int i = 0; i < 100; ++i) {
+    if (auto reply = agentGet(addr, "/config", std::chrono::seconds(2));
+        reply && reply->status == 200) {
+      auto j = nlohmann::json::parse(reply->body, nullptr, false);
+      if (j.is_object() && j.value("paused", false)) return ok;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  out << "note: the agent at " << addr << " did not confirm the pause within 10 s\n";
+  return ok;
+}
+
+Result<std::vector<Pod>> kubeletPods(const Options& opts) {
+  boost::asio::io_context io(1);
+  KubeletClient client(io, kubeletClientConfig(opts));
+  Result<std::vector<Pod>> pods = makeError("no answer");
+  client.get("/pods/", [&](Result<KubeletResponse> r) {
+    if (!r) {
+      pods = r.error();
+    } else if (r->status != 200) {
+      pods = makeError("kubelet /pods/: HTTP " + std::to_string(r->status));
+    } else {
+      pods = parsePodList(r->body);
+    }
+  });
+  io.run();
+  return pods;
+}
+
+// The dirs under the besteffort dir in the cpuset hierarchy, depth 1 and 2.
+std::vector<std::string> besteffortTree(const Options& opts, const CgroupLayout& layout) {
+  std::vector<std::string> out;
+  const std::string be = layout.qosDir(KubeQos::kBestEffort);
+  auto abs = [&](const std::string& dir) {
+    return layout.version() == CgroupVersion::kV2
+               ? HostPaths::join(opts.paths.cgroupRoot, dir)
+               : HostPaths::join(HostPaths::join(opts.paths.cgroupRoot, "cpuset"), dir);
+  };
+  auto pods = listSubdirs(abs(be));
+  if (!pods) return out;
+  for (const std::string& p : *pods) {
+    const std::string podDir = be + "/" + p;
+    out.push_back(podDir);
+    if (auto ctrs = listSubdirs(abs(podDir))) {
+      for (const std::string& c : *ctrs) out.push_back(podDir + "/" + c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::ostream& out,
+               std::ostream& err) {
+  int status = 0;
+  if (!pauseAgents(opts, out, err)) status = 1;
+
+  auto version = detectCgroupVersion(opts.paths.cgroupRoot);
+  Result<CgroupDriver> driver = version ? detectCgroupDriver(opts.paths.cgroupRoot, *version)
+                                        : Result<CgroupDriver>(version.error());
+  if (!driver) {
+    err << "koordlet restore: no kubepods tree under " << opts.paths.cgroupRoot << ": "
+        << driver.error().message << "\n";
+    return 1;
+  }
+  const CgroupLayout layout(*version, *driver);
+
+  ExecutorConfig ec;
+  ec.cgroupRoot = opts.paths.cgroupRoot;
+  ec.dryRun = opts.dryRun;
+  ec.pageSize = pageSize;
+  ec.verify = std::chrono::seconds(0);  // read every file: nothing is known yet
+  if (!opts.auditLogDir.empty()) {
+    ec.auditPath = HostPaths::join(opts.auditLogDir, "audit.log");
+    ec.auditMaxBytes = static_cast<size_t>(std::max(opts.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
+  }
+  FailureLog failures(clock);
+  const KnobSupport support = KnobSupport::probe(opts.paths.cgroupRoot, layout);
+  Executor executor(ec, layout, support, clock, failures);
+
+  RestoreInput in{.layout = layout,
+                  .scope = {},
+                  .support = support,
+                  .pods = std::nullopt,
+                  .fullCpus = {},
+                  .besteffortDirs = besteffortTree(opts, layout)};
+  const FeatureGates& g = opts.featureGates;
+  in.scope.cpuSuppress = g.enabled("BECPUSuppress");
+  in.scope.cpuBurst = g.enabled("CPUBurst");
+  in.scope.batchResource = g.enabled("BatchResource");
+  in.scope.cpusetAllocator = g.enabled("CPUSetAllocator");
+  in.scope.cpuNormalization = g.enabled("CPUNormalization");
+  in.scope.memoryQos = g.enabled("CgroupReconcile");
+  in.scope.groupIdentity = g.enabled("GroupIdentity");
+  if (auto cpus = executor.read(layout.kubeRootDir(), Knob::kCpusetCpus)) in.fullCpus = cpus->cpus;
+  if (auto pods = kubeletPods(opts)) {
+    in.pods = std::move(*pods);
+  } else {
+    err << "koordlet restore: the kubelet's pod list: " << pods.error().message
+        << "; per-pod knobs (quotas, shares, limits, burst) are left as they are\n";
+    status = 1;
+  }
+
+  std::vector<CgroupWrite> writes = planRestore(in);
+  struct Before {
+    std::string dir;
+    Knob knob;
+    std::string text;
+  };
+  std::vector<Before> before;
+  for (const CgroupWrite& w : writes) {
+    auto text = executor.readNow(w.dir, w.knob);
+    if (text) before.push_back({w.dir, w.knob, *text});
+  }
+  const ExecutorStats stats = executor.apply(std::move(writes));
+  size_t changed = 0;
+  for (const Before& b : before) {
+    const std::string file =
+        cgroupFilePath(layout, opts.paths.cgroupRoot, b.dir, knobSpec(b.knob).file);
+    if (opts.dryRun) {
+      for (const KnobRecord& r : executor.explain(b.dir, false, b.knob)) {
+        if (!r.written) continue;
+        out << "dry-run: would write " << file << ": " << b.text << " -> "
+            << executor.render(b.knob, *r.written) << "\n";
+        ++changed;
+      }
+      continue;
+    }
+    auto after = executor.readNow(b.dir, b.knob);
+    if (after && *after != b.text) {
+      out << file << ": " << b.text << " -> " << *after << "\n";
+      ++changed;
+    }
+  }
+  const uint64_t failed = stats.invalid + stats.denied + stats.failed + stats.refused;
+  if (failed > 0) status = 1;
+
+  // Resctrl groups we created: removed (the kernel moves their tasks to the root group).
+  const std::string stateFile = opts.resctrlStateFile.empty()
+                                    ? opts.paths.varRun("koordlet/resctrl-groups")
+                                    : opts.resctrlStateFile;
+  resctrl::GroupOwnership groups(stateFile, false);
+  const std::set<std::string> owned = groups.groups();
+  for (const std::string& group : owned) {
+    const std::string dir = opts.paths.sysFs("resctrl/" + group);
+    if (opts.dryRun) {
+      out << "dry-run: would remove resctrl group " << dir << "\n";
+      continue;
+    }
+    if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+      err << "koordlet restore: remove resctrl group " << dir << ": " << std::strerror(errno)
+          << "\n";
+      status = 1;
+      continue;
+    }
+    out << "removed resctrl group " << dir << "\n";
+    ++changed;
+    if (auto st = groups.forget(group); !st) {
+      err << "koordlet restore: " << stateFile << ": " << st.error().message << "\n";
+    }
+  }
+
+  out << "restore: " << changed << (opts.dryRun ? " would change" : " changed") << ", "
+      << stats.unchanged << " already held the kubelet's value"
+      << (failed ? ", " + std::to_string(failed) + " failed (see above)" : "")
+      << (stats.vanished ? ", " + std::to_string(stats.vanished) + " gone meanwhile" : "")
+      << (stats.unsupported ? ", " + std::to_string(stats.unsupported) + " not on this kernel" : "")
+      << "\n";
+  return status;
+}
+
+}  // namespace koord

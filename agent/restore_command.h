@@ -1,0 +1,28 @@
+// `koordlet restore`: puts every knob the agent owns back to what the kubelet and
+// the runtime would hold without it (qos/restore_plan.h), removes the resctrl
+// groups it created (their tasks fall back to the root group), and prints what it
+// changed. It takes the agent's own flags (so a DaemonSet's args or the systemd
+// unit's work as they are): the cgroup root, the kubelet endpoint, the feature
+// gates (a knob kind no enabled strategy writes is never touched), --dry-run, the
+// audit log (restore's writes are audited like the agent's).
+//
+// A live agent on the same binary (in its pod, or the node's service) would write
+// its values again within a round: restore first pauses it (SIGUSR2, agent.h
+// pause()) and waits until its /config says so; the agent stays paused until it
+// restarts. Without the kubelet (not reachable), the kube-QoS dirs and the
+// besteffort tree's cpusets are restored and per-pod knobs are left as they are,
+// said so; exit status 1 then, 0 when everything was restored or already was, 2
+// on bad flags. Safe to run twice: the second run finds every value in place.
+#pragma once
+
+#include <ostream>
+
+#include "agent/options.h"
+#include "base/clock.h"
+
+namespace koord {
+
+int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::ostream& out,
+               std::ostream& err);
+
+}  // namespace koord
