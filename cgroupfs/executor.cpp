@@ -96,16 +96,16 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
   observer_(status, std::chrono::duration<double, std::milli>(clock_->now() - since).count());
 }
 
-Result<std::string_view> Executor::currentText(const std::string& path,
-                                               Clock::Monotonic* knownAt) const {
+Result<std::string_view> Executor::currentText(const std::string& path, Clock::Monotonic* knownAt,
+                                               bool fresh) const {
   const Clock::Monotonic now = clock_->now();
   if (knownAt) *knownAt = now;
   if (config_.verify.count() <= 0) {
     if (Status st = readFileInto(path, readBuf_, kReadCap); !st) return st.error();
     return std::string_view(readBuf_);
   }
-  auto [it, fresh] = known_.try_emplace(path);
-  if (!fresh && now - it->second.at < config_.verify) {
+  auto [it, inserted] = known_.try_emplace(path);
+  if (!inserted && !fresh && now - it->second.at < config_.verify) {
     if (knownAt) *knownAt = it->second.at;
     return std::string_view(it->second.text);
   }
@@ -298,21 +298,23 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
             .oldText = "",
             .current = std::nullopt,
             .depth = depthOf(write.dir)};
-  Clock::Monotonic knownAt{};
-  auto text = currentText(p.path, &knownAt);
-  if (!text) {
-    if (text.error().sysErrno == ENOENT) {  // the pod or container is gone: normal
+  // The file cannot be read: gone (the pod or container was deleted: normal), or failed.
+  auto unreadable = [&](const Error& e) -> std::optional<Pending> {
+    if (e.sysErrno == ENOENT) {
       ++batch.vanished;
       cache_.erase(p.path);
       owners_.erase({write.dir, write.knob});
       observe("vanished", start);
     } else {
       ++batch.failed;
-      failures_->failure(p.path, Severity::kWarning, "read before write: " + text.error().message);
+      failures_->failure(p.path, Severity::kWarning, "read before write: " + e.message);
       observe("failed", start);
     }
     return std::nullopt;
-  }
+  };
+  Clock::Monotonic knownAt{};
+  auto text = currentText(p.path, &knownAt);
+  if (!text) return unreadable(text.error());
   p.oldText = trimmed(*text);
   // The file the write changes, as it is, with no fallback: an empty v2
   // cpuset.cpus (inherited) differs from every non-empty target, so the target is
@@ -320,7 +322,18 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   if (auto parsed = parseKnob(write.knob, layout_.version(), *text)) p.current = *parsed;
   // v2 weight -> shares does not invert exactly: compare what we would write.
   const bool textual = write.knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2;
-  const bool equal = textual ? p.oldText == p.text : p.current && *p.current == value;
+  bool equal = textual ? p.oldText == p.text : p.current && *p.current == value;
+  // A write will follow: the file itself, not the known text, says what it holds,
+  // so the order (shrink or grow), the audit's "old" and drift are the kernel's.
+  // One read per changed file; the unchanged ones (nearly all) still cost none.
+  if (!equal && knownAt != clock_->now() && config_.verify.count() > 0) {
+    auto again = currentText(p.path, &knownAt, true);
+    if (!again) return unreadable(again.error());
+    p.oldText = trimmed(*again);
+    p.current.reset();
+    if (auto parsed = parseKnob(write.knob, layout_.version(), *again)) p.current = *parsed;
+    equal = textual ? p.oldText == p.text : p.current && *p.current == value;
+  }
   // Drift: the file no longer holds what we wrote there (a dry run wrote nothing).
   if (own.events && own.events->written && !own.events->writtenDryRun) {
     const KnobValue& ours = *own.events->written;

@@ -206,8 +206,9 @@ class Executor {
   // from then on). Errors as readFile's.
   // knownAt, when given: when that text was read (now, if read now).
   // The view is into known_ (or readBuf_): good until either changes.
-  Result<std::string_view> currentText(const std::string& path,
-                                       Clock::Monotonic* knownAt = nullptr) const;
+  // fresh: read the file whatever is known.
+  Result<std::string_view> currentText(const std::string& path, Clock::Monotonic* knownAt = nullptr,
+                                       bool fresh = false) const;
   void know(const std::string& path, const std::string& text);
   // A write that passed the checks and differs from the file (or is a CPU list due
   // for its forced rewrite), with what the file held when read.

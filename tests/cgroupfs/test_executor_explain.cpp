@@ -159,3 +159,19 @@ TEST_CASE("a gone pod's explain state goes with its owners", "[executor][explain
   CHECK(f.executor().explain(kPod, true).empty());
   CHECK(f.executor().ownerCount() == 0);
 }
+
+TEST_CASE("a write reads the file first, so drift within the verify period is seen and audited",
+          "[executor][explain]") {
+  Fixture f;
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  f.tree.write("cpu/kubepods/besteffort/cpu.cfs_quota_us", "-1\n");
+  f.clock.advance(2s);  // the known text (250000) is still trusted for reads
+  f.executor().apply({quota("kubepods/besteffort", 300000)});
+  auto r = f.executor().explain("kubepods/besteffort", false)[0];
+  REQUIRE(r.drift);
+  CHECK(*r.drift == "-1");
+  CHECK(r.written->number == 300000);
+  const auto lines = f.audit();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1]["old"] == "-1");  // what the kernel held, not what we knew
+}

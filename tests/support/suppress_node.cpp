@@ -115,6 +115,9 @@ struct SuppressNode::Parts {
   TestKubelet kubelet;
   std::unique_ptr<Burner> beBurner, lsBurner;
   std::unique_ptr<AgentProcess> agent;
+  std::vector<std::string> flags;
+  std::string configPath;
+  int starts = 0;
 };
 
 std::string SuppressNode::unavailableReason() {
@@ -168,8 +171,51 @@ SuppressNode::SuppressNode(SuppressNodeConfig config) : parts_(std::make_unique<
       "--audit-log-dir=" + p.work.path("audit"),
   };
   flags.insert(flags.end(), p.config.extraFlags.begin(), p.config.extraFlags.end());
+  p.flags = flags;
+  p.configPath = p.work.path("nodeslo.yaml");
   p.agent = std::make_unique<AgentProcess>(p.config.agentBinary, flags, p.work.path("agent.log"),
                                            kNodeName);
+}
+
+const std::vector<std::string>& SuppressNode::flags() const { return parts_->flags; }
+const std::string& SuppressNode::configPath() const { return parts_->configPath; }
+const std::string& SuppressNode::besteffortDir() const { return parts_->bestEffortDir; }
+std::string SuppressNode::bePodDir() const {
+  return parts_->layout.podDir(KubeQos::kBestEffort, kBe.uid);
+}
+std::string SuppressNode::lsPodDir() const {
+  return parts_->layout.podDir(KubeQos::kBurstable, kLs.uid);
+}
+const std::string& SuppressNode::beContainerDir() const { return parts_->beDir; }
+const std::string& SuppressNode::lsContainerDir() const { return parts_->lsDir; }
+std::string SuppressNode::bePodUid() { return kBe.uid; }
+
+void SuppressNode::stopAgent() {
+  if (parts_->agent) parts_->agent->terminate(std::chrono::seconds(10));
+  parts_->agent.reset();
+  port_ = 0;
+}
+
+void SuppressNode::startAgent() {
+  Parts& p = *parts_;
+  p.agent = std::make_unique<AgentProcess>(
+      p.config.agentBinary, p.flags, p.work.path("agent-" + std::to_string(++p.starts) + ".log"),
+      kNodeName);
+}
+
+std::string SuppressNode::kernelFile(const std::string& controller, const std::string& dir,
+                                     const std::string& file) const {
+  std::string text = readTextFile(parts_->tree->kernelPath(controller, dir, file));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+void SuppressNode::writeKernelFile(const std::string& controller, const std::string& dir,
+                                   const std::string& file, const std::string& value) const {
+  std::ofstream out(parts_->tree->kernelPath(controller, dir, file));
+  out << value << "\n";
+  out.close();
+  if (!out) throw std::runtime_error("write " + value + " to " + dir + "/" + file + " failed");
 }
 
 SuppressNode::~SuppressNode() = default;

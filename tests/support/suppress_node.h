@@ -81,6 +81,26 @@ class SuppressNode {
   void setSuppressEnabled(bool enable);
 
   AgentProcess& agent();
+  // The agent's flags (for `koordlet restore`, which takes them as they are).
+  const std::vector<std::string>& flags() const;
+  // Stops the agent (SIGTERM, as a rolling update does); startAgent() starts it again
+  // with the same flags (a new log, agent-<n>.log) and waitReady() finds its port.
+  void stopAgent();
+  void startAgent();
+  // A file of the tree as the kernel holds it (through /sys/fs/cgroup), trimmed; and
+  // a write to it behind the agent's back. dir: relative to the hierarchy root.
+  std::string kernelFile(const std::string& controller, const std::string& dir,
+                         const std::string& file) const;
+  void writeKernelFile(const std::string& controller, const std::string& dir,
+                       const std::string& file, const std::string& value) const;
+  // Cgroup dirs (relative to the hierarchy root) and the BE pod's name.
+  const std::string& besteffortDir() const;
+  std::string bePodDir() const;
+  std::string lsPodDir() const;
+  const std::string& beContainerDir() const;
+  const std::string& lsContainerDir() const;
+  static std::string bePodUid();
+  const std::string& configPath() const;
   uint16_t port() const { return port_; }
   // Logical CPUs of this host, the capacity suppress computes from.
   int cpus() const { return cpus_; }
