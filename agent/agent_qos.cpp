@@ -269,8 +269,13 @@ void Agent::runQos() {
   // The strategies' own metrics.
   if (const auto* r = round.result<SuppressResult>(CpuSuppressStrategy::kName)) {
     // It ran, so its gate is on: NodeSLO's enable decides whether it suppresses.
+    std::optional<double> threshold;
+    if (topology_) {
+      threshold = static_cast<double>(topology_->count()) *
+                  static_cast<double>(spec.threshold.cpuSuppressThresholdPercent) / 100;
+    }
     exporter_.recordSuppress(spec.threshold.enable, toString(r->policy), r->suppressCores,
-                             r->lsUsedCores, r->beUsedCores);
+                             r->lsUsedCores, r->beUsedCores, threshold);
     KLOG_V(4) << "cpu suppress: " << (r->skipped.empty() ? "applied" : r->skipped) << ", "
               << r->writes.size() << " intended writes";
   }

@@ -71,6 +71,22 @@ int main(int argc, char** argv) {
   // `koordlet restore <the agent's flags>` (agent/restore_command.h).
   const bool restore = !args.empty() && args[0] == "restore";
   if (restore) args.erase(args.begin());
+  if (restore && args.empty()) {
+    // No flags: the running agent's own (in its pod, `kubectl exec ... koordlet restore`).
+    const std::vector<pid_t> agents = koord::runningAgents();
+    if (agents.size() != 1) {
+      std::cerr << "koordlet restore: no flags given and " << agents.size()
+                << " running agents found: give the agent's flags\n";
+      return 2;
+    }
+    auto found = koord::agentArgs(agents.front());
+    if (!found) {
+      std::cerr << "koordlet restore: " << found.error().message << "\n";
+      return 2;
+    }
+    args = std::move(*found);
+    std::cout << "using the flags of the running agent (pid " << agents.front() << ")\n";
+  }
   auto parsed = koord::parseOptions(args, environment);
   if (!parsed) {
     std::cerr << "koordlet: " << parsed.error().message << "\n"

@@ -28,37 +28,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Other processes running this very binary: the agent we must pause.
-std::vector<pid_t> otherAgents() {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return out;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(name));
-    if (pid == ::getpid()) continue;
-    std::error_code e;
-    if (fs::read_symlink(entry.path() / "exe", e) != self || e) continue;
-    // Not another subcommand (explain, restore): only an agent handles SIGUSR2.
-    auto cmdline = readFile((entry.path() / "cmdline").string(), 4096);
-    if (!cmdline) continue;
-    const size_t end = cmdline->find('\0');
-    const std::string first =
-        end == std::string::npos ? ""
-                                 : cmdline->substr(end + 1, cmdline->find('\0', end + 1) - end - 1);
-    if (first == "explain" || first == "restore") continue;
-    out.push_back(pid);
-  }
-  return out;
-}
-
 // Pauses every live agent on this binary, and waits (up to 10 s) until the one at
 // --addr says so in /config. False when one could not be signalled.
 bool pauseAgents(const Options& opts, std::ostream& out, std::ostream& err) {
   bool ok = true;
-  const std::vector<pid_t> pids = otherAgents();
+  const std::vector<pid_t> pids = runningAgents();
   for (pid_t pid : pids) {
     if (opts.dryRun) {
       out << "dry-run: would pause the running agent (pid " << pid << ")\n";
@@ -123,6 +97,48 @@ std::vector<std::string> besteffortTree(const Options& opts, const CgroupLayout&
 }
 
 }  // namespace
+
+// Other processes running this very binary: the agent we must pause.
+std::vector<pid_t> runningAgents() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return out;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    std::error_code e;
+    if (fs::read_symlink(entry.path() / "exe", e) != self || e) continue;
+    // Not another subcommand (explain, restore): only an agent handles SIGUSR2.
+    auto cmdline = readFile((entry.path() / "cmdline").string(), 4096);
+    if (!cmdline) continue;
+    const size_t end = cmdline->find('\0');
+    const std::string first =
+        end == std::string::npos ? ""
+                                 : cmdline->substr(end + 1, cmdline->find('\0', end + 1) - end - 1);
+    if (first == "explain" || first == "restore") continue;
+    out.push_back(pid);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> agentArgs(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/cmdline";
+  auto text = readFile(path, 1 << 20);
+  if (!text) return text.error();
+  std::vector<std::string> args;
+  size_t start = 0;
+  while (start < text->size()) {
+    const size_t end = text->find('\0', start);
+    args.push_back(text->substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (!args.empty()) args.erase(args.begin());  // argv[0]
+  return args;
+}
 
 int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::ostream& out,
                std::ostream& err) {

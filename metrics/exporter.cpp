@@ -166,6 +166,10 @@ Exporter::Exporter(std::string nodeName, std::string version)
                                      "CPU cores used by non-BE pods, as CPU suppress saw them");
   beSuppressBeFamily_ = &gaugeFamily("koordlet_be_suppress_be_used_cpu_cores",
                                      "CPU cores used by BE pods, as CPU suppress saw them");
+  beSuppressThresholdFamily_ = &gaugeFamily(
+      "koordlet_be_suppress_threshold_cpu_cores",
+      "The node's CPU capacity x cpuSuppressThresholdPercent: what LS, system and BE usage "
+      "together are held to while CPU suppress runs (ours)");
   resctrlWrites_ = &counterFamily(
       "koordlet_resctrl_writes_total",
       "resctrl group creations, schemata lines and task moves by the resctrl writer, by outcome");
@@ -229,7 +233,7 @@ Exporter::Exporter(std::string nodeName, std::string version)
                                "while pods come and go, else state is not freed");
 
   gaugeFamily("koordlet_build_info", "Build information of the agent; the value is always 1")
-      .Add({{"version", version}, {"compiler", "g++ " __VERSION__}})
+      .Add({{"node", node_}, {"version", version}, {"compiler", "g++ " __VERSION__}})
       .Set(1);
 
   processCpu_ =
@@ -543,7 +547,8 @@ void Exporter::recordResourceUpdate(const char* status, double millis) {
 }
 
 void Exporter::recordSuppress(bool active, const std::string& policy, std::optional<double> cores,
-                              std::optional<double> lsUsed, std::optional<double> beUsed) {
+                              std::optional<double> lsUsed, std::optional<double> beUsed,
+                              std::optional<double> thresholdCores) {
   for (const char* type : {"cpuset", "cfsQuota"}) {
     const prometheus::Labels labels{{"node", node_}, {"type", type}};
     if (active && policy == type) {
@@ -567,6 +572,7 @@ void Exporter::recordSuppress(bool active, const std::string& policy, std::optio
   };
   track(beSuppressLsFamily_, beSuppressLs_, lsUsed);
   track(beSuppressBeFamily_, beSuppressBe_, beUsed);
+  track(beSuppressThresholdFamily_, beSuppressThreshold_, thresholdCores);
 }
 
 void Exporter::recordScaledCfs(const ScaledCfs& c) {

@@ -140,8 +140,11 @@ class Exporter {
   // the last value: the allowance in force has not changed. With suppress off
   // (active false) both policies' series and the LS/BE used series are removed:
   // absent, not 0, while suppress does not run.
+  // thresholdCores: capacity x cpuSuppressThresholdPercent (koordlet_be_suppress_
+  // threshold_cpu_cores), kept and removed like the used series.
   void recordSuppress(bool active, const std::string& policy, std::optional<double> cores,
-                      std::optional<double> lsUsed, std::optional<double> beUsed);
+                      std::optional<double> lsUsed, std::optional<double> beUsed,
+                      std::optional<double> thresholdCores = std::nullopt);
   // One CPU burst round: per container the burst and quota it intends
   // (koordlet_container_scaled_cfs_burst_us / _quota_us); call endBurstRound()
   // after the last container so containers no longer handled lose their series.
@@ -343,6 +346,8 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* beSuppressBeFamily_;
   prometheus::Gauge* beSuppressLs_ = nullptr;  // null while suppress does not run
   prometheus::Gauge* beSuppressBe_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* beSuppressThresholdFamily_;
+  prometheus::Gauge* beSuppressThreshold_ = nullptr;
   SweptGauges scaledBurst_;
   SweptGauges scaledQuota_;
   SweptGauges resctrlLlc_;

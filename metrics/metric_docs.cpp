@@ -205,7 +205,8 @@ void driveExporter(Exporter& e) {
 
   e.recordResourceUpdate("succeeded", 0.05);
   e.recordResourceRefusal("out_of_range");
-  e.recordSuppress(true, "cpuset", 2.0, 1.0, 0.5);
+  e.recordResourceDrift("cpu.cfs_quota_us");
+  e.recordSuppress(true, "cpuset", 2.0, 1.0, 0.5, 2.6);
   Exporter::ScaledCfs cfs{"default", "pod-1", "containerd://c1", "main", 100000, 200000};
   e.recordScaledCfs(cfs);
   e.endBurstRound();

@@ -21,8 +21,9 @@ IMAGE_PACKAGES=(python3)
 # What the tests, the benchmarks and packaging need on top.
 TEST_PACKAGES=(
   clang-format
-  # tests (python3: JSON checks in tests/e2e/agent_run.sh and tests/packaging/helm_test.sh)
-  catch2 curl procps prometheus python3
+  # tests (python3: JSON checks in tests/e2e/agent_run.sh and tests/packaging/helm_test.sh;
+  # python3-yaml: the alert rules' promtool unit tests, tests/packaging/alerts_test.sh)
+  catch2 curl procps prometheus python3 python3-yaml
   # the cgroup v2 rig (tests/rig/): qemu-system-x86 provides qemu-system-x86_64
   # (TCG needs no KVM), busybox-static and cpio build the VM's initramfs
   qemu-system-x86 busybox-static cpio

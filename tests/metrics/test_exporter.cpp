@@ -111,11 +111,13 @@ TEST_CASE("http counters follow the server's stats by route and code", "[exporte
 TEST_CASE("the suppress gauge keeps its value through a round that changed nothing", "[exporter]") {
   Exporter e("n", "v1");
   const std::string line = "koordlet_be_suppress_cpu_cores{node=\"n\",type=\"cfsQuota\"} 1.3";
-  e.recordSuppress(true, "cfsQuota", 1.3, 0.5, 0.2);
+  e.recordSuppress(true, "cfsQuota", 1.3, 0.5, 0.2, 2.6);
   CHECK(hasLine(e.render(), line));
   CHECK(hasLine(e.render(), "koordlet_be_suppress_ls_used_cpu_cores{node=\"n\"} 0.5"));
+  CHECK(hasLine(e.render(), "koordlet_be_suppress_threshold_cpu_cores{node=\"n\"} 2.6"));
   e.recordSuppress(true, "cfsQuota", std::nullopt, std::nullopt, std::nullopt);  // dead band
   CHECK(hasLine(e.render(), line));
+  CHECK(hasLine(e.render(), "koordlet_be_suppress_threshold_cpu_cores{node=\"n\"} 2.6"));
   // A policy switch moves the series; switching suppress off removes it.
   e.recordSuppress(true, "cpuset", 2, 0.5, 0.2);
   CHECK(e.render().find("type=\"cfsQuota\"") == std::string::npos);
@@ -123,6 +125,7 @@ TEST_CASE("the suppress gauge keeps its value through a round that changed nothi
   e.recordSuppress(false, "cpuset", std::nullopt, std::nullopt, std::nullopt);
   CHECK(e.render().find("koordlet_be_suppress_cpu_cores{") == std::string::npos);
   CHECK(e.render().find("koordlet_be_suppress_ls_used_cpu_cores{") == std::string::npos);
+  CHECK(e.render().find("koordlet_be_suppress_threshold_cpu_cores{") == std::string::npos);
 }
 
 TEST_CASE("suppress gauges are absent, not 0, until suppress runs and after it stops",

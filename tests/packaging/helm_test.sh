@@ -71,7 +71,7 @@ render() {
   "$HELM" template koordlet "$CHART" "$@" >"$dir/all.yaml" 2>"$dir/template.err" ||
     { cat "$dir/template.err" >&2; fail "$name: helm template failed"; }
   for t in daemonset configmap service serviceaccount clusterrole clusterrolebinding namespace \
-    servicemonitor; do
+    servicemonitor prometheusrule grafana-dashboard; do
     # A template that renders nothing with these values leaves an empty file.
     "$HELM" template koordlet "$CHART" "$@" --show-only "templates/$t.yaml" \
       >"$dir/$t.yaml" 2>/dev/null || : >"$dir/$t.yaml"
@@ -338,6 +338,8 @@ expect "default: binding" \
   "$(jp "$D/clusterrolebinding.yaml" '{.roleRef.kind}{.roleRef.name}{.subjects[0].kind}/{.subjects[0].namespace}/{.subjects[0].name}')" \
   "ClusterRolekoordletServiceAccount/koordinator-system/koordlet"
 [ ! -s "$D/servicemonitor.yaml" ] || fail "default: a ServiceMonitor is rendered"
+[ ! -s "$D/prometheusrule.yaml" ] || fail "default: a PrometheusRule is rendered"
+[ ! -s "$D/grafana-dashboard.yaml" ] || fail "default: the dashboard ConfigMap is rendered"
 # The rendered args and NodeSLO pass our own parser, and the config is what the
 # values say.
 check_args default 0
@@ -355,7 +357,7 @@ typed_roundtrip all
 args_of all >"$A/args"
 DS=$A/daemonset.yaml
 expect "all: kinds" "$(created_kinds all)" \
-  "ClusterRole ClusterRoleBinding ConfigMap DaemonSet Namespace Service ServiceAccount ServiceMonitor "
+  "ClusterRole ClusterRoleBinding ConfigMap ConfigMap DaemonSet Namespace PrometheusRule Service ServiceAccount ServiceMonitor "
 expect "all: namespace object" "$(jp "$A/namespace.yaml" '{.kind}/{.metadata.name}')" Namespace/koordlet-test
 expect "all: namespaces" \
   "$(kdecode "$A/all.yaml" -o jsonpath='{.metadata.namespace}{"\n"}' | grep . | sort -u)" koordlet-test
@@ -395,6 +397,20 @@ done
 lacks_arg all --runtime-hooks-nri-socket-path
 expect "all: extraArgs come last" "$(tail -n 2 "$A/args" | tr '\n' ' ')" \
   "--cpu-suppress-interval-seconds=2 --memory-qos-v1-soft-limit "
+# The dashboard ConfigMap carries the Grafana sidecar's label and exactly the
+# packaged dashboard; the PrometheusRule exactly the packaged rule groups.
+python3 - "$A/grafana-dashboard.yaml" "$A/prometheusrule.yaml" "$ROOT/packaging/dashboards/koordlet-dashboard.json" \
+  "$ROOT/packaging/alerts/koordlet-alerts.yaml" <<'PY' || fail "all: dashboard or alert rules not shipped as packaged"
+import json, sys, yaml
+cm, rule, dash, alerts = sys.argv[1:]
+cm = yaml.safe_load(open(cm))
+assert cm["metadata"]["labels"]["grafana_dashboard"] == "1", cm["metadata"]["labels"]
+assert cm["metadata"]["namespace"] == "koordlet-test"
+assert json.loads(cm["data"]["koordlet-dashboard.json"]) == json.load(open(dash))
+rule = yaml.safe_load(open(rule))
+assert rule["apiVersion"] == "monitoring.coreos.com/v1" and rule["kind"] == "PrometheusRule"
+assert rule["spec"] == yaml.safe_load(open(alerts)), "PrometheusRule spec differs from the rule file"
+PY
 # The ServiceMonitor: kubectl's built-in scheme has no monitoring.coreos.com kinds,
 # so it decodes only as an unstructured object (shown), and its fields are checked.
 SM=$A/servicemonitor.yaml
