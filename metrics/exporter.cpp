@@ -199,6 +199,11 @@ Exporter::Exporter(std::string nodeName, std::string version)
       "koordlet_resource_update_refused_total",
       "cgroup writes the executor refused before any attempt, by reason: outside_kubepods, "
       "second_owner, out_of_range (a value that cannot be right is refused, never clamped)");
+  // Every reason from the start, at 0: a rate or an alert sees the series before the
+  // first refusal.
+  for (const char* reason : {"outside_kubepods", "second_owner", "out_of_range"}) {
+    resourceRefused_->Add({{"node", node_}, {"reason", reason}});
+  }
   resourceDrift_ = &counterFamily(
       "koordlet_resource_drift_total",
       "cgroup files found holding another value than the agent last wrote there (changed "

@@ -40,8 +40,10 @@ scenarios = {
      (f'koordlet_resource_update_refused_total{{{N},reason="second_owner"}}', "0x5")],
     "5m", [{"node": "n1", "reason": "out_of_range"}]),
   "KoordletCgroupWritesFailing": (
-    [(f'koordlet_resource_update_duration_milliseconds_count{{{N},status="busy",type="cpu.cfs_quota_us"}}', "0+1x30"),
-     (f'koordlet_resource_update_duration_milliseconds_count{{{N},status="succeeded",type="cpu.cfs_quota_us"}}', "0+10x30")],
+    # The histogram has no node label (koordlet's): the node comes from koordlet_build_info.
+    [('koordlet_resource_update_duration_milliseconds_count{instance="i1",status="busy",type="cgroup"}', "0+1x30"),
+     ('koordlet_resource_update_duration_milliseconds_count{instance="i1",status="succeeded",type="cgroup"}', "0+10x30"),
+     (f'koordlet_build_info{{instance="i1",{N},version="v",compiler="g"}}', "1x30")],
     "25m", [{"node": "n1", "status": "busy"}]),
   "KoordletPaused": (
     [(f'koordlet_agent_paused{{{N}}}', "1x40"),

@@ -73,7 +73,9 @@ void AgentProcess::spawn(const std::string& binary, const std::vector<std::strin
     return f.find("runtime-hooks-addr") != std::string::npos ||
            f.find("enable-runtime-hook-server") != std::string::npos;
   });
-  if (!namesHookServer) {
+  // Only for the agent: the class also starts other programs (a Prometheus).
+  const bool isAgent = std::filesystem::path(binary).filename() == "koordlet";
+  if (isAgent && !namesHookServer) {
     const std::string dir = std::filesystem::path(logPath_).parent_path().string();
     args.push_back("--runtime-hooks-addr=" + (dir.empty() ? "." : dir) + "/koordlet-hooks.sock");
     args.push_back("--runtime-hooks-config-path=" + (dir.empty() ? "." : dir) + "/hookserver.d");

@@ -154,7 +154,7 @@ SuppressNode::SuppressNode(SuppressNodeConfig config) : parts_(std::make_unique<
   p.lsBurner = std::make_unique<Burner>([&](pid_t pid) { p.tree->attach(pid, p.lsDir); }, false);
 
   p.kubelet.setBody(podList());
-  p.work.write("nodeslo.yaml", nodeSloSpec(true, p.config.thresholdPercent));
+  p.work.write("nodeslo.yaml", nodeSloSpec(true, p.config.thresholdPercent) + p.config.extraSpec);
 
   std::vector<std::string> flags = {
       "--addr=127.0.0.1:0",
@@ -284,7 +284,7 @@ std::vector<QuotaWrite> SuppressNode::quotaWrites() const {
 
 void SuppressNode::setSuppressEnabled(bool enable) {
   replaceFile(parts_->work.path("nodeslo.yaml"),
-              nodeSloSpec(enable, parts_->config.thresholdPercent));
+              nodeSloSpec(enable, parts_->config.thresholdPercent) + parts_->config.extraSpec);
 }
 
 AgentProcess& SuppressNode::agent() { return *parts_->agent; }

@@ -36,6 +36,7 @@ struct SuppressNodeConfig {
   int suppressIntervalSeconds = 1;     // --cpu-suppress-interval-seconds
   int thresholdPercent = 65;           // cpuSuppressThresholdPercent
   std::vector<std::string> extraFlags;
+  std::string extraSpec = "";  // appended to the NodeSLO spec file (YAML, top-level fields)
 };
 
 // One line of the executor's audit log about the besteffort cpu.cfs_quota_us.
