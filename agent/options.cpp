@@ -732,7 +732,15 @@ std::string usageText() {
   Options scratch;
   FlagSet fs;
   registerFlags(fs, scratch, /*hostMode=*/false);
-  return "Usage of koordlet:\n" + fs.usage();
+  return "Usage of koordlet:\n"
+         "  koordlet [flags]                 run the agent\n"
+         "  koordlet explain [--addr=HOST:PORT] (--pod=NS/NAME | --uid=UID | --path=DIR) "
+         "[--knob=FILE] [--json]\n"
+         "                                   ask a running agent why its knobs hold their "
+         "values (GET /explain)\n"
+         "  koordlet restore [flags]         put every knob the agent owns back to the "
+         "kubelet's values (no flags: the running agent's)\n\n" +
+         fs.usage();
 }
 
 std::vector<FlagDoc> flagDocs() {

@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -432,6 +433,30 @@ int main(int argc, char** argv) {
   const double rounds1 = podRounds(metrics);
   const double bare = passes > 0 ? bareTotal / passes : 0;
 
+  // GET /explain (issue 33): one pod's knobs, and one knob in every cgroup (the
+  // biggest answer an operator asks for), each the median of several asks.
+  {
+    auto timed = [&](const std::string& path, int times, size_t* bytesOut) {
+      std::vector<double> ms;
+      for (int i = 0; i < times; ++i) {
+        const auto a = std::chrono::steady_clock::now();
+        const std::string body = httpGet(agentPort, path);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                         .count());
+        *bytesOut = body.size();
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[ms.size() / 2];
+    };
+    size_t podBytes = 0, knobBytes = 0;
+    const double podMs = timed("/explain?uid=" + pods[n / 2].uid, 21, &podBytes);
+    const double knobMs = timed("/explain?knob=cpu.cfs_quota_us", 5, &knobBytes);
+    std::fprintf(stderr,
+                 "pods_bench: %zu pods: GET /explain one pod %.2f ms (%zu bytes), "
+                 "knob=cpu.cfs_quota_us on the whole node %.1f ms (%zu bytes)\n",
+                 n, podMs, podBytes, knobMs, knobBytes);
+  }
+
   // Second window: the agent and node_exporter side by side, each scraped once a
   // second, as a Prometheus server would.
   const char* neEnv = std::getenv("NODE_EXPORTER");
@@ -514,6 +539,33 @@ int main(int argc, char** argv) {
       const double now = std::stod(line.substr(series.size()));
       std::fprintf(stderr, "pods_bench: %s: %.0f in the window, %.0f since start\n", series.c_str(),
                    now - before, now);
+    }
+  }
+  // `koordlet restore` (issue 33) with the agent's flags, beside the live agent it
+  // pauses: every knob back to the kubelet's value, then a second run that finds
+  // nothing to change. Wall time of each; with every strategy on only (NODESLO).
+  if (!nodeSlo.empty()) {
+    std::string cmd = agent + " restore --cgroup-root-dir=" + tree.agentRoot +
+                      " --proc-root-dir=/proc/ --kubelet-insecure-tls=true"
+                      " --kubelet-addr=127.0.0.1 --kubelet-read-only-port=" +
+                      std::to_string(kubelet.port()) +
+                      " --addr=127.0.0.1:" + std::to_string(agentPort) + " --config=" + nodeSlo +
+                      " --feature-gates=CgroupReconcile=true,BEMemoryEvict=true,BECPUEvict=true"
+                      " --kubeconfig=" +
+                      kubeconfig + " 2>&1 | tail -n 1";
+    for (const char* run : {"first", "second"}) {
+      const auto a = std::chrono::steady_clock::now();
+      std::string last;
+      if (FILE* f = ::popen(cmd.c_str(), "r")) {
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, f)) last = buf;
+        ::pclose(f);
+      }
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+      if (!last.empty() && last.back() == '\n') last.pop_back();
+      std::fprintf(stderr, "pods_bench: %zu pods: koordlet restore (%s run) %.0f ms: %s\n", n, run,
+                   ms, last.c_str());
     }
   }
   auto neRatio = [&](double agentValue, double neValue) {
