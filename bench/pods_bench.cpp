@@ -495,6 +495,33 @@ int main(int argc, char** argv) {
     }
   }
 
+  // `koordlet restore` (issue 33) with the agent's flags, beside the live agent it
+  // pauses: every knob back to the kubelet's value, then a second run that finds
+  // nothing to change. Wall time of each; with every strategy on only (NODESLO).
+  if (!nodeSlo.empty()) {
+    std::string cmd = agent + " restore --cgroup-root-dir=" + tree.agentRoot +
+                      " --proc-root-dir=/proc/ --kubelet-insecure-tls=true"
+                      " --kubelet-addr=127.0.0.1 --kubelet-read-only-port=" +
+                      std::to_string(kubelet.port()) +
+                      " --addr=127.0.0.1:" + std::to_string(agentPort) + " --config=" + nodeSlo +
+                      " --feature-gates=CgroupReconcile=true,BEMemoryEvict=true,BECPUEvict=true"
+                      " --kubeconfig=" +
+                      kubeconfig + " 2>&1 | tail -n 1";
+    for (const char* run : {"first", "second"}) {
+      const auto a = std::chrono::steady_clock::now();
+      std::string last;
+      if (FILE* f = ::popen(cmd.c_str(), "r")) {
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, f)) last = buf;
+        ::pclose(f);
+      }
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+      if (!last.empty() && last.back() == '\n') last.pop_back();
+      std::fprintf(stderr, "pods_bench: %zu pods: koordlet restore (%s run) %.0f ms: %s\n", n, run,
+                   ms, last.c_str());
+    }
+  }
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
   removeTree(tree);
@@ -539,33 +566,6 @@ int main(int argc, char** argv) {
       const double now = std::stod(line.substr(series.size()));
       std::fprintf(stderr, "pods_bench: %s: %.0f in the window, %.0f since start\n", series.c_str(),
                    now - before, now);
-    }
-  }
-  // `koordlet restore` (issue 33) with the agent's flags, beside the live agent it
-  // pauses: every knob back to the kubelet's value, then a second run that finds
-  // nothing to change. Wall time of each; with every strategy on only (NODESLO).
-  if (!nodeSlo.empty()) {
-    std::string cmd = agent + " restore --cgroup-root-dir=" + tree.agentRoot +
-                      " --proc-root-dir=/proc/ --kubelet-insecure-tls=true"
-                      " --kubelet-addr=127.0.0.1 --kubelet-read-only-port=" +
-                      std::to_string(kubelet.port()) +
-                      " --addr=127.0.0.1:" + std::to_string(agentPort) + " --config=" + nodeSlo +
-                      " --feature-gates=CgroupReconcile=true,BEMemoryEvict=true,BECPUEvict=true"
-                      " --kubeconfig=" +
-                      kubeconfig + " 2>&1 | tail -n 1";
-    for (const char* run : {"first", "second"}) {
-      const auto a = std::chrono::steady_clock::now();
-      std::string last;
-      if (FILE* f = ::popen(cmd.c_str(), "r")) {
-        char buf[512];
-        while (std::fgets(buf, sizeof buf, f)) last = buf;
-        ::pclose(f);
-      }
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
-      if (!last.empty() && last.back() == '\n') last.pop_back();
-      std::fprintf(stderr, "pods_bench: %zu pods: koordlet restore (%s run) %.0f ms: %s\n", n, run,
-                   ms, last.c_str());
     }
   }
   auto neRatio = [&](double agentValue, double neValue) {
