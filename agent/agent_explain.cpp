@@ -44,6 +44,14 @@ HttpResponse Agent::serveExplain(std::string_view queryText) const {
     looks.push_back({layout_->podDir(pod->kubeQos, pod->uid), true, "pod"});
   } else {
     looks.push_back({q.path, q.below, "cgroup"});
+    // A dir of a listed pod (its own or a container's): the pod's facts come along.
+    for (const Pod& p : informer_.pods()) {
+      const std::string podDir = layout_->podDir(p.kubeQos, p.uid);
+      if (q.path == podDir || q.path.starts_with(podDir + "/")) {
+        pod = &p;
+        break;
+      }
+    }
   }
   std::vector<ExplainEntry> entries;
   for (const Look& look : looks) {

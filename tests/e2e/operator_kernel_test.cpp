@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "tests/support/poll.h"
 #include "tests/support/skip.h"
 #include "tests/support/suppress_node.h"
+#include "tests/support/temp_tree.h"
 
 namespace {
 
@@ -198,9 +200,19 @@ TEST_CASE("explain, drift, restart and restore on the real kernel", "[kernel]") 
   CHECK(samples > 100);
   CHECK(lifted == 0);
 
-  // (d) restore with no agent running.
+  // (d) restore with no agent running. A resctrl group we recorded as ours (on a
+  // stand-in sysfs: this machine has no resctrl) goes; a knob no gate owns (the LS
+  // container's cpu.shares, set here by hand) stays as it is.
   node.stopAgent();
-  const std::vector<std::string> restoreArgs = with({"restore"}, node.flags());
+  koord::test::TempTree sysfs;
+  sysfs.write("resctrl/LS/schemata", "");
+  std::filesystem::remove(sysfs.path("resctrl/LS/schemata"));
+  sysfs.write("resctrl/theirs/.keep", "");
+  sysfs.write("resctrl-groups", "LS\n");
+  node.writeKernelFile("cpu", node.lsContainerDir(), "cpu.shares", "777");
+  const std::vector<std::string> restoreArgs = with(
+      with({"restore"}, node.flags()), {"--sys-fs-root-dir=" + sysfs.path(""),
+                                        "--resctrl-state-file=" + sysfs.path("resctrl-groups")});
   Command first = run(bin, restoreArgs);
   INFO(first.output);
   CHECK(first.status == 0);
@@ -212,6 +224,11 @@ TEST_CASE("explain, drift, restart and restore on the real kernel", "[kernel]") 
   CHECK(node.kernelFile("cpu", node.bePodDir(), "cpu.cfs_quota_us") == "-1");
   CHECK(node.kernelFile("cpuset", node.beContainerDir(), "cpuset.cpus") ==
         node.kernelFile("cpuset", "kubepods", "cpuset.cpus"));
+  CHECK_FALSE(std::filesystem::exists(sysfs.path("resctrl/LS")));
+  CHECK(std::filesystem::exists(sysfs.path("resctrl/theirs")));
+  CHECK(first.output.find("removed resctrl group " + sysfs.path("resctrl/LS")) !=
+        std::string::npos);
+  CHECK(node.kernelFile("cpu", node.lsContainerDir(), "cpu.shares") == "777");
   Command second = run(bin, restoreArgs);
   INFO(second.output);
   CHECK(second.status == 0);
