@@ -9,7 +9,11 @@ namespace koord {
 namespace {
 
 HttpResponse jsonError(unsigned status, const std::string& message) {
-  return HttpResponse{status, "application/json", nlohmann::json{{"error", message}}.dump() + "\n"};
+  // The message may echo the query's bytes: invalid UTF-8 is replaced, not thrown.
+  return HttpResponse{status, "application/json",
+                      nlohmann::json{{"error", message}}.dump(
+                          -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                          "\n"};
 }
 
 }  // namespace
@@ -66,6 +70,7 @@ HttpResponse Agent::serveExplain(std::string_view queryText) const {
         }
       }
       e.kernel = executor_->readNow(r.dir, r.knob);
+      if (e.kernel && r.asked) e.matches = executor_->holds(r.knob, *r.asked, *e.kernel);
       e.file = cgroupFilePath(*layout_, opts_.paths.cgroupRoot, r.dir, knobSpec(r.knob).file);
       e.record = std::move(r);
       entries.push_back(std::move(e));

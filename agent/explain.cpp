@@ -219,14 +219,7 @@ nlohmann::json explainJson(const ExplainQuery& query, const Pod* pod,
     } else {
       k["refused"] = nullptr;
     }
-    // Whether the kernel holds what we last asked (as text: the kernel's spelling
-    // may differ, e.g. v2 "max 100000" for -1, so only a plain match says yes).
-    if (e.kernel && r.asked) {
-      const std::string want = render(r.knob, *r.asked);
-      k["matches"] = *e.kernel == want || e.kernel->starts_with(want + " ");
-    } else {
-      k["matches"] = nullptr;
-    }
+    k["matches"] = e.matches ? nlohmann::json(*e.matches) : nlohmann::json(nullptr);
     knobs.push_back(std::move(k));
   }
   return {{"query", std::move(q)},
@@ -248,12 +241,19 @@ std::string explainTable(const nlohmann::json& answer) {
         << "\n";
     if (const auto k = pod->find("koordinator"); k != pod->end() && !k->empty()) {
       for (const auto& [key, v] : k->items())
-        out << "  " << key << ": " << v.get<std::string>() << "\n";
+        out << "  " << key << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
     }
     out << "\n";
   }
-  const nlohmann::json& knobs =
-      answer.contains("knobs") ? answer["knobs"] : nlohmann::json::array();
+  static const nlohmann::json kNull;
+  // A member, or null: the answer may come from another version of the agent.
+  auto at = [](const nlohmann::json& j, const char* key) -> const nlohmann::json& {
+    if (!j.is_object()) return kNull;
+    const auto it = j.find(key);
+    return it == j.end() ? kNull : *it;
+  };
+  const nlohmann::json& knobs = at(answer, "knobs");
+  if (!knobs.is_array()) return out.str() + "the agent's answer has no knob list\n";
   if (knobs.empty()) {
     out << "no knob the agent manages here\n";
     return out.str();
@@ -262,27 +262,28 @@ std::string explainTable(const nlohmann::json& answer) {
     out << str(k, "dir") << "/" << str(k, "knob") << "  [" << str(k, "scope") << "]\n";
     out << "  owner    " << str(k, "owner") << "\n";
     out << "  kernel   " << str(k, "kernel");
-    if (k.contains("kernelError")) out << " (" << str(k, "kernelError") << ")";
+    if (at(k, "kernelError").is_string()) out << " (" << str(k, "kernelError") << ")";
     out << "\n  asked    " << str(k, "asked") << "\n";
-    const nlohmann::json& w = k["written"];
+    const nlohmann::json& w = at(k, "written");
     out << "  written  "
         << (w.is_object() ? str(w, "value") + " at " + str(w, "at") +
                                 (w.value("dryRun", false) ? " (dry run: not written)" : "")
                           : "- (the file already held it)")
         << "\n";
-    if (const nlohmann::json& d = k["drift"]; d.is_object()) {
+    if (const nlohmann::json& d = at(k, "drift"); d.is_object()) {
       out << "  drift    " << str(d, "value") << " found where we had " << str(d, "replaced")
           << ", noticed " << str(d, "noticedAt") << " (" << str(d, "times")
           << " times), repaired\n";
     }
-    if (const nlohmann::json& r = k["refused"]; r.is_object()) {
+    if (const nlohmann::json& r = at(k, "refused"); r.is_object()) {
       out << "  refused  " << str(r, "value") << " (" << str(r, "reason") << ", asked by "
           << str(r, "by") << " at " << str(r, "at") << "): " << str(r, "message") << "\n";
     }
-    if (k.contains("rule") && k["rule"].is_string()) out << "  rule     " << str(k, "rule") << "\n";
-    for (const nlohmann::json& in : k["inputs"]) {
+    if (at(k, "rule").is_string()) out << "  rule     " << str(k, "rule") << "\n";
+    const nlohmann::json& inputs = at(k, "inputs");
+    for (const nlohmann::json& in : inputs.is_array() ? inputs : nlohmann::json::array()) {
       out << "    " << str(in, "name") << " = " << str(in, "value");
-      if (in.contains("source")) out << "  (" << str(in, "source") << ")";
+      if (at(in, "source").is_string()) out << "  (" << str(in, "source") << ")";
       out << "\n";
     }
     out << "\n";

@@ -14,6 +14,7 @@
 //                                            in every cgroup the agent manages
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -51,6 +52,9 @@ struct ExplainEntry {
   Result<std::string> kernel = std::string();
   std::string file;   // host path of the file
   std::string scope;  // "pod", "container <name>", "kube-QoS dir", "cgroup"
+  // Whether the kernel's text holds the value asked (Executor::holds); nullopt when
+  // either is unknown.
+  std::optional<bool> matches;
 };
 
 // {"query": {...}, "pod": {...} | null, "knobs": [...]}; each knob:

@@ -150,7 +150,11 @@ int runExplainCommand(const std::vector<std::string>& args, std::ostream& out, s
     return 2;
   }
   if (reply->status != 200) {
-    err << "koordlet explain: " << answer.value("error", "HTTP " + std::to_string(reply->status))
+    const std::string fallback = "HTTP " + std::to_string(reply->status);
+    const auto it = answer.is_object() ? answer.find("error") : answer.end();
+    err << "koordlet explain: "
+        << (answer.is_object() && it != answer.end() && it->is_string() ? it->get<std::string>()
+                                                                        : fallback)
         << "\n";
     return 1;
   }

@@ -54,8 +54,9 @@ bool pauseAgents(const Options& opts, std::ostream& out, std::ostream& err) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  out << "note: the agent at " << addr << " did not confirm the pause within 10 s\n";
-  return ok;
+  err << "koordlet restore: the agent at " << addr
+      << " did not confirm the pause within 10 s (its --addr?); restored anyway\n";
+  return false;
 }
 
 Result<std::vector<Pod>> kubeletPods(const Options& opts) {
@@ -111,14 +112,14 @@ std::vector<pid_t> runningAgents() {
     if (pid == ::getpid()) continue;
     std::error_code e;
     if (fs::read_symlink(entry.path() / "exe", e) != self || e) continue;
-    // Not another subcommand (explain, restore): only an agent handles SIGUSR2.
-    auto cmdline = readFile((entry.path() / "cmdline").string(), 4096);
-    if (!cmdline) continue;
-    const size_t end = cmdline->find('\0');
-    const std::string first =
-        end == std::string::npos ? ""
-                                 : cmdline->substr(end + 1, cmdline->find('\0', end + 1) - end - 1);
-    if (first == "explain" || first == "restore") continue;
+    // Only a process that handles SIGUSR2 (an agent past its start; not a
+    // subcommand, --help or --check): to any other the signal is fatal.
+    auto status = readFile((entry.path() / "status").string(), 1 << 16);
+    if (!status) continue;
+    const size_t at = status->find("\nSigCgt:");
+    if (at == std::string::npos) continue;
+    const uint64_t caught = std::strtoull(status->c_str() + at + 8, nullptr, 16);
+    if ((caught & (uint64_t{1} << (SIGUSR2 - 1))) == 0) continue;
     out.push_back(pid);
   }
   return out;
@@ -182,6 +183,7 @@ int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::o
   in.scope.cpuNormalization = g.enabled("CPUNormalization");
   in.scope.memoryQos = g.enabled("CgroupReconcile");
   in.scope.groupIdentity = g.enabled("GroupIdentity");
+  in.scope.kubeletStaticCpuPolicy = opts.kubeletCpuManagerPolicy == "static";
   if (auto cpus = executor.read(layout.kubeRootDir(), Knob::kCpusetCpus)) in.fullCpus = cpus->cpus;
   if (auto pods = kubeletPods(opts)) {
     in.pods = std::move(*pods);

@@ -97,9 +97,10 @@ void Executor::observe(const char* status, Clock::Monotonic since) const {
 }
 
 Result<std::string_view> Executor::currentText(const std::string& path, Clock::Monotonic* knownAt,
-                                               bool fresh) const {
+                                               bool fresh, bool* wasRead) const {
   const Clock::Monotonic now = clock_->now();
   if (knownAt) *knownAt = now;
+  if (wasRead) *wasRead = true;
   if (config_.verify.count() <= 0) {
     if (Status st = readFileInto(path, readBuf_, kReadCap); !st) return st.error();
     return std::string_view(readBuf_);
@@ -107,6 +108,7 @@ Result<std::string_view> Executor::currentText(const std::string& path, Clock::M
   auto [it, inserted] = known_.try_emplace(path);
   if (!inserted && !fresh && now - it->second.at < config_.verify) {
     if (knownAt) *knownAt = it->second.at;
+    if (wasRead) *wasRead = false;
     return std::string_view(it->second.text);
   }
   // Read into the one kept buffer, then into the entry (a knob's text fits in the
@@ -206,6 +208,19 @@ std::vector<KnobRecord> Executor::explain(std::string_view dir, bool below,
     return a.dir != b.dir ? a.dir < b.dir : a.knob < b.knob;
   });
   return out;
+}
+
+bool Executor::holds(Knob knob, const KnobValue& asked, std::string_view kernelText) const {
+  KnobValue target = asked;
+  if (isMemoryKnob(knob) && target.number > 0 && config_.pageSize > 0) {
+    target.number -= target.number % config_.pageSize;
+  }
+  if (knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2) {
+    return trimmed(kernelText) == render(knob, target);
+  }
+  // As the file reads (readNow's text is trimmed): with its newline.
+  auto parsed = parseKnob(knob, layout_.version(), trimmed(kernelText) + "\n");
+  return parsed && *parsed == target;
 }
 
 Result<std::string> Executor::readNow(const std::string& dir, Knob knob) const {
@@ -313,7 +328,8 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     return std::nullopt;
   };
   Clock::Monotonic knownAt{};
-  auto text = currentText(p.path, &knownAt);
+  bool wasRead = false;
+  auto text = currentText(p.path, &knownAt, false, &wasRead);
   if (!text) return unreadable(text.error());
   p.oldText = trimmed(*text);
   // The file the write changes, as it is, with no fallback: an empty v2
@@ -326,7 +342,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // A write will follow: the file itself, not the known text, says what it holds,
   // so the order (shrink or grow), the audit's "old" and drift are the kernel's.
   // One read per changed file; the unchanged ones (nearly all) still cost none.
-  if (!equal && knownAt != clock_->now() && config_.verify.count() > 0) {
+  if (!equal && !wasRead) {
     auto again = currentText(p.path, &knownAt, true);
     if (!again) return unreadable(again.error());
     p.oldText = trimmed(*again);
@@ -335,7 +351,9 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     equal = textual ? p.oldText == p.text : p.current && *p.current == value;
   }
   // Drift: the file no longer holds what we wrote there (a dry run wrote nothing).
-  if (own.events && own.events->written && !own.events->writtenDryRun) {
+  // Looked for only when a write follows, the repair: a file that holds what its
+  // owner asks now has nothing to repair, whoever put the value there.
+  if (!equal && own.events && own.events->written && !own.events->writtenDryRun) {
     const KnobValue& ours = *own.events->written;
     const bool differs =
         textual ? p.oldText != render(write.knob, ours) : !p.current || !(*p.current == ours);
@@ -455,12 +473,18 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
 }
 
 void Executor::noteWritten(const Pending& p, const std::string& text, bool dryRun) {
-  // A CPU list's union step is not the value asked: the target's write records it.
-  if (text != p.text) return;
   auto it = owners_.find(std::pair<std::string_view, Knob>(p.write->dir, p.write->knob));
   if (it == owners_.end()) return;
   Events& ev = it->second.ev();
-  ev.written = p.target;
+  // A CPU list's union step is what the file holds until the target's write lands
+  // (which may fail: EBUSY), so it is what we wrote for now.
+  if (text == p.text) {
+    ev.written = p.target;
+  } else if (auto parsed = parseKnob(p.write->knob, layout_.version(), text)) {
+    ev.written = *parsed;
+  } else {
+    ev.written.reset();
+  }
   ev.writtenAt = clock_->wallNow();
   ev.writtenDryRun = dryRun;
 }

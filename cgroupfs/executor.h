@@ -176,6 +176,9 @@ class Executor {
   // The file's text now, trimmed, read from the file (no known text): what the
   // kernel holds. Errors: unsupported here, or readFile's.
   Result<std::string> readNow(const std::string& dir, Knob knob) const;
+  // Whether a file's text holds `asked`, compared as apply() compares (memory
+  // page-rounded, v2 shares by their rendered weight, else by parsed value).
+  bool holds(Knob knob, const KnobValue& asked, std::string_view kernelText) const;
   // A value as this hierarchy's file shows it.
   std::string render(Knob knob, const KnobValue& value) const {
     return renderKnob(knob, layout_.version(), value);
@@ -207,8 +210,9 @@ class Executor {
   // knownAt, when given: when that text was read (now, if read now).
   // The view is into known_ (or readBuf_): good until either changes.
   // fresh: read the file whatever is known.
+  // wasRead: false when the known text answered.
   Result<std::string_view> currentText(const std::string& path, Clock::Monotonic* knownAt = nullptr,
-                                       bool fresh = false) const;
+                                       bool fresh = false, bool* wasRead = nullptr) const;
   void know(const std::string& path, const std::string& text);
   // A write that passed the checks and differs from the file (or is a CPU list due
   // for its forced rewrite), with what the file held when read.

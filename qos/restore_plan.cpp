@@ -65,7 +65,7 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
   const bool cpusKnown = in.layout.version() == CgroupVersion::kV2 || !in.fullCpus.empty();
 
   // Memory QoS and GroupIdentity: every dir they write, back to the kernel's defaults.
-  auto defaults = [&](const std::string& dir) {
+  auto defaults = [&](const std::string& dir, bool container) {
     if (s.memoryQos) {
       add(dir, Knob::kMemoryMin, KnobValue::of(0), kDefault);
       add(dir, Knob::kMemoryLow, KnobValue::of(0), kDefault);
@@ -75,7 +75,9 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
       add(dir, Knob::kMemoryWmarkMinAdj, KnobValue::of(0), kDefault);
       add(dir, Knob::kMemoryPriority, KnobValue::of(0), kDefault);
       add(dir, Knob::kMemoryUsePriorityOom, KnobValue::of(0), kDefault);
-      add(dir, Knob::kMemoryOomGroup, KnobValue::of(0), kDefault);
+      // A container's is the kubelet's to set (1 on v2 since 1.28); memory QoS
+      // writes it there only to 1, as the kubelet does.
+      if (!container) add(dir, Knob::kMemoryOomGroup, KnobValue::of(0), kDefault);
       add(dir, Knob::kMemorySoftLimit, KnobValue::of(-1), kDefault);
     }
     if (s.groupIdentity) add(dir, Knob::kCpuBvtWarpNs, KnobValue::of(0), kDefault);
@@ -83,7 +85,7 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
 
   const std::string be = in.layout.qosDir(KubeQos::kBestEffort);
   for (KubeQos q : {KubeQos::kGuaranteed, KubeQos::kBurstable, KubeQos::kBestEffort}) {
-    defaults(in.layout.qosDir(q));
+    defaults(in.layout.qosDir(q), false);
   }
   if (s.cpuSuppress) {
     add(be, Knob::kCpuQuota, KnobValue::of(-1), kQos);
@@ -103,7 +105,7 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
     // normalization (LS and unlabelled pods).
     const bool quota = s.cpuBurst || s.batchResource || s.cpusetAllocator || s.cpuNormalization;
     const bool batch = s.batchResource && beQos;
-    defaults(podDir);
+    defaults(podDir, false);
     if (quota) {
       const auto limit = podLimit(pod, kCpu);
       add(podDir, Knob::kCpuQuota, KnobValue::of(limit ? milliCpuToQuota(*limit) : -1), kLimit);
@@ -119,7 +121,7 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
       if (c.id.empty()) continue;
       auto dir = in.layout.containerDir(podDir, c.runtime, c.id);
       if (!dir) continue;
-      defaults(*dir);
+      defaults(*dir, true);
       if (quota) {
         add(*dir, Knob::kCpuQuota,
             KnobValue::of(c.limits.cpuMilli ? milliCpuToQuota(*c.limits.cpuMilli) : -1), kLimit);
@@ -130,8 +132,12 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
             KnobValue::of(milliCpuToShares(c.requests.cpuMilli.value_or(0))), kShares);
         add(*dir, Knob::kMemoryLimit, KnobValue::of(c.limits.memoryBytes.value_or(-1)), kLimit);
       }
-      // A pinned pod's containers: CPUSetAllocator's; BE pods' are suppress's (above).
-      if (s.cpusetAllocator && pinned && pod.kubeQos != KubeQos::kBestEffort && !beQos &&
+      // CPUSetAllocator's: every container but BE pods' (suppress's, above) and,
+      // under the kubelet's static policy, Guaranteed pods' that no resource-status
+      // pins (the kubelet's own exclusive CPUs).
+      const bool kubeletOwns =
+          s.kubeletStaticCpuPolicy && pod.kubeQos == KubeQos::kGuaranteed && !pinned;
+      if (s.cpusetAllocator && pod.kubeQos != KubeQos::kBestEffort && !beQos && !kubeletOwns &&
           cpusKnown) {
         add(*dir, Knob::kCpusetCpus, fullCpus, kCpus);
       }

@@ -17,11 +17,14 @@
 //                      container: its request, as shares (at least 2).
 //   memory limit       (BE pods, BatchResource) the memory limits likewise, else -1.
 //   cpu.cfs_burst_us   0.
-//   cpuset.cpus        the besteffort dir, BE pods and containers (suppress), and
-//                      pinned pods' containers (CPUSetAllocator): on v1 the kubepods
-//                      dir's CPUs, on v2 empty (the parent's, as the kubelet leaves it).
+//   cpuset.cpus        the besteffort dir, BE pods and containers (suppress), and the
+//                      containers of every other pod (CPUSetAllocator: share pools or a
+//                      resource-status cpuset), but Guaranteed pods' under the kubelet's
+//                      static policy (its own): on v1 the kubepods dir's CPUs, on v2
+//                      empty (the parent's, as the kubelet leaves it).
 //   memory.min/low 0, memory.high -1 (max), wmark_ratio 0, wmark_scale_factor 50,
-//   wmark_min_adj 0, priority 0, use_priority_oom 0, oom.group 0, soft limit -1.
+//   wmark_min_adj 0, priority 0, use_priority_oom 0, soft limit -1; memory.oom.group
+//   0 on kube-QoS and pod dirs (a container's is the kubelet's: 1 on v2 since 1.28).
 //   cpu.bvt_warp_ns    0.
 // A pod's knobs are restored only while the kubelet lists it (its limits say the
 // value); the besteffort tree's cpusets are restored from disk, listed or not.
@@ -48,6 +51,9 @@ struct RestoreScope {
   bool cpuNormalization = false;  // CPUNormalization
   bool memoryQos = false;         // MemoryQoS (and the soft-limit fallback)
   bool groupIdentity = false;     // GroupIdentity
+  // The kubelet's CPU manager policy is static: it holds Guaranteed pods' container
+  // cpusets itself (exclusive CPUs), so restore leaves those to it.
+  bool kubeletStaticCpuPolicy = false;
 };
 
 struct RestoreInput {

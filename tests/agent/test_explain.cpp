@@ -99,6 +99,7 @@ TEST_CASE(
   ok.kernel = std::string("0-2");
   ok.file = "/sys/fs/cgroup/cpuset/kubepods/besteffort/podb/cpuset.cpus";
   ok.scope = "pod";
+  ok.matches = true;
   ExplainEntry drifted;
   drifted.record = suppressed();
   drifted.record.knob = Knob::kCpuQuota;

@@ -175,3 +175,27 @@ TEST_CASE("a write reads the file first, so drift within the verify period is se
   REQUIRE(lines.size() == 2);
   CHECK(lines[1]["old"] == "-1");  // what the kernel held, not what we knew
 }
+
+TEST_CASE("a file that holds what its owner asks now is not drift, whoever put it there",
+          "[executor][explain]") {
+  Fixture f;
+  f.config.verify = std::chrono::seconds(0);  // every ask reads the file
+  f.executor().apply({quota("kubepods/besteffort", 250000)});
+  f.tree.write("cpu/kubepods/besteffort/cpu.cfs_quota_us", "300000\n");
+  for (int i = 0; i < 5; ++i) {
+    f.clock.advance(1s);
+    f.executor().apply({quota("kubepods/besteffort", 300000)});
+  }
+  CHECK_FALSE(f.executor().explain("kubepods/besteffort", false)[0].drift);
+  CHECK(f.executor().stats().drifted == 0);
+}
+
+TEST_CASE("holds compares the kernel's text as the executor does", "[executor][explain]") {
+  Fixture f;
+  Executor& e = f.executor();
+  CHECK(e.holds(Knob::kMemoryLimit, KnobValue::of(-1), "9223372036854771712\n"));
+  CHECK(e.holds(Knob::kMemoryLimit, KnobValue::of(4097), "4096"));  // page-rounded
+  CHECK_FALSE(e.holds(Knob::kMemoryLimit, KnobValue::of(8192), "4096"));
+  CHECK(e.holds(Knob::kCpusetCpus, KnobValue::ofCpus({0, 1, 2}), "0-2\n"));
+  CHECK_FALSE(e.holds(Knob::kCpuQuota, KnobValue::of(-1), "garbage"));
+}

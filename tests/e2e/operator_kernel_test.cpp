@@ -246,7 +246,8 @@ TEST_CASE("explain, drift, restart and restore on the real kernel", "[kernel]") 
       !why.empty()) {
     fail("suppress again", why);
   }
-  Command live = run(bin, with(with({"restore"}, node.flags()), {addr}));
+  Command live = run(bin, with(with({"restore"}, node.flags()),
+                               {"--addr=127.0.0.1:" + std::to_string(node.port())}));
   INFO(live.output);
   CHECK(live.status == 0);
   CHECK(live.output.find("paused the running agent") != std::string::npos);

@@ -166,3 +166,33 @@ TEST_CASE("on cgroup v2 a cpuset goes back to empty: the parent's, as the kubele
   CHECK(p["kubepods.slice/kubepods-besteffort.slice/x cpuset.cpus"] == "");
   CHECK(p["kubepods.slice/kubepods-besteffort.slice cpu.cfs_quota_us"] == "max");
 }
+
+TEST_CASE(
+    "restore gives CPUSetAllocator's containers the full set, but not BE pods' and not "
+    "Guaranteed pods' under the kubelet's static policy",
+    "[restore]") {
+  RestoreScope s;
+  s.cpusetAllocator = true;
+  RestoreInput in = node(s);
+  in.pods->push_back(
+      pod("g", KubeQos::kGuaranteed, KoordQos::kLS, {container("g", 1000, 1 << 30, 1000)}));
+  auto p = plan(in);
+  CHECK(p["kubepods/burstable/podls/aid cpuset.cpus"] == "0-3");
+  CHECK(p["kubepods/podg/gid cpuset.cpus"] == "0-3");
+  CHECK_FALSE(p.contains("kubepods/besteffort/podb/bid cpuset.cpus"));
+  CHECK_FALSE(
+      p.contains("kubepods/burstable/podls cpuset.cpus"));  // pods: the kubelet never narrows
+  s.kubeletStaticCpuPolicy = true;
+  in.scope = s;
+  p = plan(in);
+  CHECK(p["kubepods/burstable/podls/aid cpuset.cpus"] == "0-3");
+  CHECK_FALSE(p.contains("kubepods/podg/gid cpuset.cpus"));
+}
+
+TEST_CASE("restore never sets a container's memory.oom.group: the kubelet's", "[restore]") {
+  RestoreScope s;
+  s.memoryQos = true;
+  auto p = plan(node(s));
+  CHECK(p["kubepods/burstable/podls memory.oom.group"] == "0");
+  CHECK_FALSE(p.contains("kubepods/burstable/podls/aid memory.oom.group"));
+}
