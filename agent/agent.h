@@ -61,6 +61,11 @@ struct SystemInfo {
 // The kubelet endpoint and credentials the flags name (the agent's and `koordlet
 // restore`'s).
 KubeletClientConfig kubeletClientConfig(const Options& opts);
+// The executor's config the flags give (cgroup root, force and verify periods,
+// dry-run, the audit log under --audit-log-dir, made here when missing).
+ExecutorConfig executorConfig(const Options& opts, int64_t pageSize);
+// --resctrl-state-file, or its default under --var-run-root-dir.
+std::string resctrlStateFile(const Options& opts);
 
 class Agent {
  public:

@@ -67,27 +67,38 @@ bool Agent::suppressGate() const {
   return topology_ && opts_.featureGates.enabled("BECPUSuppress");
 }
 
-void Agent::startQos() {
-  if (executor_ || !layout_) return;
+ExecutorConfig executorConfig(const Options& opts, int64_t pageSize) {
   ExecutorConfig ec;
-  ec.cgroupRoot = opts_.paths.cgroupRoot;
-  ec.forceUpdate = std::chrono::seconds(std::max(opts_.resourceForceUpdateSeconds, 1));
-  ec.verify = std::chrono::seconds(std::max(opts_.resourceVerifySeconds, 0));
-  ec.dryRun = opts_.dryRun;
-  ec.pageSize = sys_.pageSize;
-  if (!opts_.auditLogDir.empty()) {
+  ec.cgroupRoot = opts.paths.cgroupRoot;
+  ec.forceUpdate = std::chrono::seconds(std::max(opts.resourceForceUpdateSeconds, 1));
+  ec.verify = std::chrono::seconds(std::max(opts.resourceVerifySeconds, 0));
+  ec.dryRun = opts.dryRun;
+  ec.pageSize = pageSize;
+  if (!opts.auditLogDir.empty()) {
     std::error_code err;
-    std::filesystem::create_directories(opts_.auditLogDir, err);
+    std::filesystem::create_directories(opts.auditLogDir, err);
     if (err) {
-      KLOG_WARNING << "audit log off: cannot create " << opts_.auditLogDir << ": " << err.message();
+      KLOG_WARNING << "audit log off: cannot create " << opts.auditLogDir << ": " << err.message();
     } else {
-      ec.auditPath = HostPaths::join(opts_.auditLogDir, "audit.log");
+      ec.auditPath = HostPaths::join(opts.auditLogDir, "audit.log");
       // The live file and one rotated file share the budget.
       ec.auditMaxBytes =
-          static_cast<size_t>(std::max(opts_.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
-      audit_.emplace(ec.auditPath, ec.auditMaxBytes);  // the evictions' lines go there too
+          static_cast<size_t>(std::max(opts.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
     }
   }
+  return ec;
+}
+
+std::string resctrlStateFile(const Options& opts) {
+  return opts.resctrlStateFile.empty() ? opts.paths.varRun("koordlet/resctrl-groups")
+                                       : opts.resctrlStateFile;
+}
+
+void Agent::startQos() {
+  if (executor_ || !layout_) return;
+  const ExecutorConfig ec = executorConfig(opts_, sys_.pageSize);
+  // The evictions' lines go to the executor's audit log too.
+  if (!ec.auditPath.empty()) audit_.emplace(ec.auditPath, ec.auditMaxBytes);
   const KnobSupport support = KnobSupport::probe(opts_.paths.cgroupRoot, *layout_);
   executor_ = std::make_unique<Executor>(ec, *layout_, support, *clock_, failures_);
   executor_->onWrite([this](const char* status, double millis) {
@@ -161,8 +172,7 @@ void Agent::startQos() {
   rc.interval = std::chrono::seconds(opts_.reconcileIntervalSeconds);
   rc.gate = opts_.featureGates.enabled("RdtResctrl");
   rc.allowMount = opts_.resctrlMount;
-  rc.stateFile = opts_.resctrlStateFile.empty() ? opts_.paths.varRun("koordlet/resctrl-groups")
-                                                : opts_.resctrlStateFile;
+  rc.stateFile = resctrlStateFile(opts_);
   rc.adoptGroups = opts_.resctrlAdoptGroups;
   rc.dryRun = opts_.dryRun;
   resctrl_ = std::make_unique<resctrl::ResctrlManager>(rc, *layout_, *clock_, failures_);

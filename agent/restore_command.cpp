@@ -14,11 +14,11 @@
 
 #include "agent/agent.h"
 #include "agent/explain_command.h"
-#include "base/dir_list.h"
 #include "base/log.h"
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "kube/kubelet_client.h"
+#include "qos/qos_manager.h"
 #include "qos/restore_plan.h"
 #include "resctrl/group_ownership.h"
 
@@ -76,30 +76,11 @@ Result<std::vector<Pod>> kubeletPods(const Options& opts) {
   return pods;
 }
 
-// The dirs under the besteffort dir in the cpuset hierarchy, depth 1 and 2.
-std::vector<std::string> besteffortTree(const Options& opts, const CgroupLayout& layout) {
-  std::vector<std::string> out;
-  const std::string be = layout.qosDir(KubeQos::kBestEffort);
-  auto abs = [&](const std::string& dir) {
-    return layout.version() == CgroupVersion::kV2
-               ? HostPaths::join(opts.paths.cgroupRoot, dir)
-               : HostPaths::join(HostPaths::join(opts.paths.cgroupRoot, "cpuset"), dir);
-  };
-  auto pods = listSubdirs(abs(be));
-  if (!pods) return out;
-  for (const std::string& p : *pods) {
-    const std::string podDir = be + "/" + p;
-    out.push_back(podDir);
-    if (auto ctrs = listSubdirs(abs(podDir))) {
-      for (const std::string& c : *ctrs) out.push_back(podDir + "/" + c);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
-// Other processes running this very binary: the agent we must pause.
+// Other processes running this very binary: the agent we must pause. This
+// process's own /proc, not --proc-root-dir (the host's, for collection): kill()
+// takes pids of our own pid namespace.
 std::vector<pid_t> runningAgents() {
   std::vector<pid_t> out;
   std::error_code ec;
@@ -156,15 +137,8 @@ int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::o
   }
   const CgroupLayout layout(*version, *driver);
 
-  ExecutorConfig ec;
-  ec.cgroupRoot = opts.paths.cgroupRoot;
-  ec.dryRun = opts.dryRun;
-  ec.pageSize = pageSize;
+  ExecutorConfig ec = executorConfig(opts, pageSize);
   ec.verify = std::chrono::seconds(0);  // read every file: nothing is known yet
-  if (!opts.auditLogDir.empty()) {
-    ec.auditPath = HostPaths::join(opts.auditLogDir, "audit.log");
-    ec.auditMaxBytes = static_cast<size_t>(std::max(opts.auditMaxDiskSpaceMb, 1)) * (1u << 20) / 2;
-  }
   FailureLog failures(clock);
   const KnobSupport support = KnobSupport::probe(opts.paths.cgroupRoot, layout);
   Executor executor(ec, layout, support, clock, failures);
@@ -174,7 +148,12 @@ int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::o
                   .support = support,
                   .pods = std::nullopt,
                   .fullCpus = {},
-                  .besteffortDirs = besteffortTree(opts, layout)};
+                  .besteffortDirs = {}};
+  {
+    BesteffortDirs be = listBesteffortDirs(layout, opts.paths.cgroupRoot);
+    in.besteffortDirs = std::move(be.pods);
+    in.besteffortDirs.insert(in.besteffortDirs.end(), be.containers.begin(), be.containers.end());
+  }
   const FeatureGates& g = opts.featureGates;
   in.scope.cpuSuppress = g.enabled("BECPUSuppress");
   in.scope.cpuBurst = g.enabled("CPUBurst");
@@ -228,9 +207,7 @@ int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::o
   if (failed > 0) status = 1;
 
   // Resctrl groups we created: removed (the kernel moves their tasks to the root group).
-  const std::string stateFile = opts.resctrlStateFile.empty()
-                                    ? opts.paths.varRun("koordlet/resctrl-groups")
-                                    : opts.resctrlStateFile;
+  const std::string stateFile = resctrlStateFile(opts);
   resctrl::GroupOwnership groups(stateFile, false);
   const std::set<std::string> owned = groups.groups();
   for (const std::string& group : owned) {

@@ -76,22 +76,30 @@ const std::vector<int>& QosManager::pinnedCpus(const Pod& pod) const {
   return entry.second;
 }
 
-void QosManager::listBesteffort(QosSnapshot& snap) const {
-  const std::string root = layout_.filePath(config_.cgroupRoot, "cpuset", snap.besteffortDir, "");
+BesteffortDirs listBesteffortDirs(const CgroupLayout& layout, const std::string& cgroupRoot) {
+  BesteffortDirs out;
+  const std::string besteffort = layout.qosDir(KubeQos::kBestEffort);
+  const std::string root = layout.filePath(cgroupRoot, "cpuset", besteffort, "");
   // A missing or unreadable dir lists nothing: the kubelet has not made it yet, or
   // this is a test tree; the writes to known dirs still go out.
   auto pods = listSubdirs(root);
-  if (!pods) return;
+  if (!pods) return out;
   for (const std::string& podName : *pods) {
-    std::string podDir = snap.besteffortDir + "/" + podName;
+    std::string podDir = besteffort + "/" + podName;
     if (auto containers = listSubdirs(root + "/" + podName)) {
-      for (const std::string& c : *containers)
-        snap.besteffortContainerDirs.push_back(podDir + "/" + c);
+      for (const std::string& c : *containers) out.containers.push_back(podDir + "/" + c);
     }
-    snap.besteffortPodDirs.push_back(std::move(podDir));
+    out.pods.push_back(std::move(podDir));
   }
   // Sorted as whole paths (a pod name may be a prefix of another).
-  std::sort(snap.besteffortContainerDirs.begin(), snap.besteffortContainerDirs.end());
+  std::sort(out.containers.begin(), out.containers.end());
+  return out;
+}
+
+void QosManager::listBesteffort(QosSnapshot& snap) const {
+  BesteffortDirs dirs = listBesteffortDirs(layout_, config_.cgroupRoot);
+  snap.besteffortPodDirs = std::move(dirs.pods);
+  snap.besteffortContainerDirs = std::move(dirs.containers);
 }
 
 QosManager::PodPaths& QosManager::podPaths(const Pod& pod) const {

@@ -72,6 +72,15 @@ struct QosManagerConfig {
   std::chrono::nanoseconds nodeCpuAvgWindow = std::chrono::seconds(5);
 };
 
+// The cgroups on disk under the besteffort dir in the cpuset hierarchy: depth 1 (pod
+// dirs) and depth 2 (container dirs), relative to the hierarchy root. What CPU
+// suppress narrows every round, and what `koordlet restore` widens again.
+struct BesteffortDirs {
+  std::vector<std::string> pods;
+  std::vector<std::string> containers;  // sorted
+};
+BesteffortDirs listBesteffortDirs(const CgroupLayout& layout, const std::string& cgroupRoot);
+
 // CurrentValues through the executor's reader, memoised for one round: a strategy
 // may ask for the same file twice, and nothing writes between its reads.
 class ExecutorValues final : public CurrentValues {

@@ -27,14 +27,6 @@ std::optional<int64_t> podLimit(const Pod& pod, Get get) {
   return sum;
 }
 
-template <typename Get>
-int64_t podRequest(const Pod& pod, Get get) {
-  int64_t sum = 0;
-  for (const Container& c : pod.containers) sum += get(c.requests).value_or(0);
-  for (const Container& c : pod.initContainers) sum = std::max(sum, get(c.requests).value_or(0));
-  return sum + get(pod.overhead).value_or(0);
-}
-
 const auto kCpu = [](const ResourceList& r) { return r.cpuMilli; };
 const auto kMemory = [](const ResourceList& r) { return r.memoryBytes; };
 
@@ -112,7 +104,7 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
     }
     if (s.cpuBurst) add(podDir, Knob::kCpuBurst, KnobValue::of(0), kDefault);
     if (batch) {
-      add(podDir, Knob::kCpuShares, KnobValue::of(milliCpuToShares(podRequest(pod, kCpu))),
+      add(podDir, Knob::kCpuShares, KnobValue::of(milliCpuToShares(pod.requestCpuMilli())),
           kShares);
       const auto mem = podLimit(pod, kMemory);
       add(podDir, Knob::kMemoryLimit, KnobValue::of(mem ? *mem : -1), kLimit);
