@@ -65,8 +65,8 @@ HttpResponse Agent::serveExplain(std::string_view queryText) const {
       if (pod != nullptr && r.dir != look.dir) {
         e.scope = "container";
         for (const Container& c : pod->containers) {
-          if (!c.id.empty() && r.dir.find(c.id) != std::string::npos)
-            e.scope = "container " + c.name;
+          auto dir = layout_->containerDir(look.dir, c.runtime, c.id);
+          if (dir && *dir == r.dir) e.scope = "container " + c.name;
         }
       }
       e.kernel = executor_->readNow(r.dir, r.knob);

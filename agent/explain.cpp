@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "base/time_format.h"
+#include "cgroupfs/layout.h"
 #include "kube/qos_class.h"
 
 namespace koord {
@@ -46,8 +47,7 @@ Result<std::string> cleanDir(std::string dir) {
   while (!dir.empty() && start <= dir.size()) {
     size_t end = dir.find('/', start);
     if (end == std::string::npos) end = dir.size();
-    const std::string_view part(dir.data() + start, end - start);
-    if (part.empty() || part == "." || part == "..") {
+    if (!isSafePathComponent(std::string_view(dir.data() + start, end - start))) {
       return makeError("explain: path: \"" + dir + "\" has an empty, \".\" or \"..\" part");
     }
     start = end + 1;

@@ -210,11 +210,17 @@ std::vector<KnobRecord> Executor::explain(std::string_view dir, bool below,
   return out;
 }
 
-bool Executor::holds(Knob knob, const KnobValue& asked, std::string_view kernelText) const {
-  KnobValue target = asked;
-  if (isMemoryKnob(knob) && target.number > 0 && config_.pageSize > 0) {
-    target.number -= target.number % config_.pageSize;
+KnobValue Executor::aimedAt(Knob knob, KnobValue value) const {
+  // The kernel keeps memory in pages and rounds a byte value down: aim at what it
+  // will hold, so the file reads back equal and is not rewritten every round.
+  if (isMemoryKnob(knob) && value.number > 0 && config_.pageSize > 0) {
+    value.number -= value.number % config_.pageSize;
   }
+  return value;
+}
+
+bool Executor::holds(Knob knob, const KnobValue& asked, std::string_view kernelText) const {
+  const KnobValue target = aimedAt(knob, asked);
   if (knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2) {
     return trimmed(kernelText) == render(knob, target);
   }
@@ -300,12 +306,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     observe("unsupported", start);
     return std::nullopt;
   }
-  KnobValue value = write.value;
-  // The kernel keeps memory in pages and rounds a byte value down: aim at what it
-  // will hold, so the file reads back equal and is not rewritten every round.
-  if (isMemoryKnob(write.knob) && value.number > 0 && config_.pageSize > 0) {
-    value.number -= value.number % config_.pageSize;
-  }
+  const KnobValue value = aimedAt(write.knob, write.value);
   Pending p{.write = &write,
             .path = std::move(path),
             .target = value,

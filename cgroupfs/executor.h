@@ -235,6 +235,8 @@ class Executor {
   // The failure-log key of writes refused by a read-only mount: one per root.
   std::string readOnlyKey() const;
   void audit(const Pending& p, const std::string& oldText, const std::string& newText);
+  // The value the kernel will hold for `value` (memory rounded down to pages).
+  KnobValue aimedAt(Knob knob, KnobValue value) const;
   // Keeps the value written (or, dry, that would have been) on its knob's record.
   void noteWritten(const Pending& p, const std::string& text, bool dryRun);
   void observe(const char* status, Clock::Monotonic since) const;
