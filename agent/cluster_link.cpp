@@ -133,18 +133,14 @@ void ClusterLink::start() {
   nodeMetric_->onChange([this](const std::optional<nlohmann::json>& o) {
     if (!reporter_) return;
     if (!o) {
-      nodeMetricPresent_ = false;
+      schedule_.observe(std::nullopt, clock_->now());
+      reportTimer_.cancel();
       reportSkipped_ = "no NodeMetric " + opts_.nodeName + " (koord-manager creates it)";
       return;
     }
-    // The object appearing (first seen, or created again) reports at once; later
-    // changes (our own status updates among them) wait for the interval.
-    // A new uid is the object deleted and created again while the watch was away.
-    const std::string uid = o->value("/metadata/uid"_json_pointer, std::string());
-    if (!nodeMetricPresent_ || uid != nodeMetricUid_) {
-      nodeMetricPresent_ = true;
-      nodeMetricUid_ = uid;
-      reportTimer_.cancel();
+    // The object appearing (first seen, or created again under a new uid) reports at
+    // once; its other changes (our own status updates among them) wait for the tick.
+    if (schedule_.observe(o->value("/metadata/uid"_json_pointer, std::string()), clock_->now())) {
       reportNow();
     }
   });
@@ -159,8 +155,7 @@ void ClusterLink::stop() {
   if (!running_) return;
   running_ = false;
   reportTimer_.cancel();
-  reportArmed_ = false;
-  nodeMetricPresent_ = false;  // a later start() reports when it sees the object again
+  schedule_ = ReportSchedule();  // a later start() reports when it sees the object again
   if (reporter_) reporter_->cancel();
   node_->stop();
   nodeSlo_->stop();
@@ -170,9 +165,11 @@ void ClusterLink::stop() {
   client_->cancelAll();
 }
 
-void ClusterLink::scheduleReport(std::chrono::nanoseconds after) {
-  reportArmed_ = true;
-  reportTimer_.expires_after(after);
+// Arms the timer for the schedule's next report (kube/report_schedule.h).
+void ClusterLink::armReportTimer() {
+  const auto due = schedule_.due();
+  if (!due) return;
+  reportTimer_.expires_after(std::max<std::chrono::nanoseconds>(*due - clock_->now(), {}));
   reportTimer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !running_) return;
     reportNow();
@@ -182,9 +179,9 @@ void ClusterLink::scheduleReport(std::chrono::nanoseconds after) {
 void ClusterLink::reportNow() {
   if (!reporter_ || !running_) return;
   const auto& object = nodeMetric_->object();
-  if (!object) {
-    // Deleted meanwhile: wait for it to come back (the change callback reports).
-    reportArmed_ = false;
+  const auto now = clock_->now();
+  if (!object || !schedule_.isDue(now)) {
+    armReportTimer();  // deleted meanwhile (nothing due), or woken early
     return;
   }
   const std::chrono::nanoseconds every = interval_ ? interval_(*object) : std::chrono::seconds(60);
@@ -193,17 +190,23 @@ void ClusterLink::reportNow() {
     // Nothing collected yet (the agent just started): an empty nodeUsage would read
     // as zero usage to koord-manager. Try again shortly.
     reportSkipped_ = "no node usage sampled yet";
-    scheduleReport(std::min<std::chrono::nanoseconds>(every, kFirstReportRetry));
+    schedule_.ticked(ReportSchedule::Tick::kNoUsage, every, now);
+    armReportTimer();
     return;
   }
   // The status just built is sent first; a retry after a 409 builds a fresh one.
   auto used = std::make_shared<bool>(false);
+  const bool statusOk = status->ok();
   const bool started = reporter_->report(*object, [this, obj = *object, status, used]() {
     if (std::exchange(*used, true)) return buildStatus_(obj);
     return std::move(*status);
   });
   if (started) reportSkipped_.clear();
-  scheduleReport(every);
+  schedule_.ticked(!started    ? ReportSchedule::Tick::kInFlight
+                   : statusOk ? ReportSchedule::Tick::kSent
+                              : ReportSchedule::Tick::kNoStatus,
+                   every, now);
+  armReportTimer();
 }
 
 bool ClusterLink::reachable() const {

@@ -30,6 +30,7 @@
 #include "kube/api_client.h"
 #include "kube/api_config.h"
 #include "kube/object_informer.h"
+#include "kube/report_schedule.h"
 #include "kube/status_reporter.h"
 #include "kube/topology_reporter.h"
 #include "metrics/exporter.h"
@@ -86,7 +87,7 @@ class ClusterLink {
   KubeApiSample sample() const;
 
  private:
-  void scheduleReport(std::chrono::nanoseconds after);
+  void armReportTimer();
   void reportNow();
 
   boost::asio::io_context& io_;
@@ -106,10 +107,7 @@ class ClusterLink {
   ObjectFn onNode_;
   ObjectFn onNodeSlo_;
   boost::asio::steady_timer reportTimer_;
-  bool reportArmed_ = false;
-  bool nodeMetricPresent_ = false;  // the NodeMetric exists (as last seen)
-  std::string nodeMetricUid_;       // its metadata.uid
-  static constexpr std::chrono::seconds kFirstReportRetry{5};
+  ReportSchedule schedule_;  // when the NodeMetric is reported
   std::string reportSkipped_;  // why no report is being made, for /readyz
   bool running_ = false;
 };

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -348,6 +349,36 @@ TEST_CASE(
     CHECK(r.authorization == "Bearer " + kToken);
   }
   CHECK(api.count("list", "nodeslos") >= 1);
+
+  // 10. Reports keep coming: at least three, every reportIntervalSeconds (30 s) from
+  // the tick, none closer; the gap that spans the API server being down (phase 7,
+  // where that tick's PUT found no server) is a whole number of intervals.
+  auto reportTimes = [&] {
+    std::vector<double> at;
+    for (const auto& r : api.requests()) {
+      if (r.resource == "nodemetrics/status" && r.verb == "update" && r.status == 200) {
+        at.push_back(std::chrono::duration<double>(r.at.time_since_epoch()).count());
+      }
+    }
+    return at;
+  };
+  why = waitFor(75s, [&]() -> std::string {
+    const size_t n = reportTimes().size();
+    return n >= 3 ? "" : std::to_string(n) + " reports stored";
+  });
+  if (!why.empty()) failWith("reports keep coming", why);
+  const std::vector<double> times = reportTimes();
+  size_t longGaps = 0;
+  for (size_t i = 1; i < times.size(); ++i) {
+    const double gap = times[i] - times[i - 1];
+    const double intervals = std::round(gap / 30.0);
+    INFO("report " << i << " came " << gap << " s after the one before");
+    CHECK(gap >= 29.0);
+    CHECK(intervals >= 1);
+    CHECK(std::abs(gap - intervals * 30.0) < 1.5);
+    if (intervals > 1) ++longGaps;
+  }
+  CHECK(longGaps <= 1);
 
   auto exit = agent.terminate(10s);
   REQUIRE(exit);
