@@ -58,7 +58,7 @@ test: deps
 	@status=0; \
 	$(MAKE) --no-print-directory test-plain || status=1; \
 	$(MAKE) --no-print-directory test-asan || status=1; \
-	./tests/summary.sh $(BUILD) $(BUILD_ASAN); \
+	./tests/summary.sh $(BUILD) $(BUILD_ASAN) || status=1; \
 	exit $$status
 
 bench: build

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints one closing line over both build dirs' meson test logs:
 #   "tests: N passed, N failed, N skipped"
-# Skips were already turned into failures by the tests when KOORDLET_REQUIRE_ALL=1.
+# A skipped test exits 77 (meson's SKIP). With KOORDLET_REQUIRE_ALL=1 the tests turn a
+# skip into a failure themselves, and this script fails on any SKIP left.
 pass=0; failed=0; skipped=0
 for dir in "$@"; do
   log="$dir/meson-logs/testlog.json"
@@ -15,3 +16,9 @@ for dir in "$@"; do
   done < <(sed -n 's/.*"result": "\([A-Z]*\)".*/\1/p' "$log")
 done
 echo "tests: $pass passed, $failed failed, $skipped skipped"
+# Where every feature is required (CI: KOORDLET_REQUIRE_ALL=1), a skip is a failure
+# whatever the test itself did with the variable.
+if [ "${KOORDLET_REQUIRE_ALL:-0}" = 1 ] && [ "$skipped" -gt 0 ]; then
+  echo "KOORDLET_REQUIRE_ALL=1: $skipped skipped test(s) fail this run" >&2
+  exit 1
+fi

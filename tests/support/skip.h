@@ -1,6 +1,7 @@
 // Skips a test whose machine lacks what it needs, visibly (a Catch2 warning with
-// the reason); with KOORDLET_REQUIRE_ALL=1, which CI sets because CI has every
-// feature, the skip is a failure instead.
+// the reason), and counts it: the test binary then exits 77, meson's skip code,
+// when nothing failed (tests/catch_main.cpp). With KOORDLET_REQUIRE_ALL=1, which CI
+// sets because CI has every feature, the skip is a failure instead.
 #pragma once
 
 #include <cstdlib>
@@ -10,6 +11,13 @@
 #include <catch2/catch.hpp>
 
 namespace koord::test {
+
+// Test cases that skipped in this process.
+inline int& skippedCasesRef() {
+  static int n = 0;
+  return n;
+}
+inline int skippedCases() { return skippedCasesRef(); }
 
 inline bool skipsAreFailures() {
   const char* v = std::getenv("KOORDLET_REQUIRE_ALL");
@@ -26,6 +34,7 @@ inline bool skipsAreFailures() {
       FAIL("required but unavailable (KOORDLET_REQUIRE_ALL=1): " << reason); \
     }                                                                        \
     WARN("SKIP: " << reason);                                                \
+    ++::koord::test::skippedCasesRef();                                      \
     return;                                                                  \
   } while (0)
 
