@@ -187,6 +187,7 @@ Status Agent::start() {
     exporter_.setPodCount(pods.size());
     ++podsVersion_;
     if (qos_) qos_->podsChanged();
+    if (executor_) executor_->cgroupsMayHaveChanged();  // a gone cgroup may be back
   });
   decideEviction();
   startNri();

@@ -51,8 +51,11 @@ HttpResponse Agent::serveMetrics() {
   if (cluster_) exporter_.recordKubeApi(cluster_->sample());
   std::vector<std::pair<std::string, size_t>> state = {
       {"failure_log_keys", failures_.activeStreaks()}, {"eviction_ledger", evictionLedger_.size()}};
+  if (evictor_) state.emplace_back("evictor_in_flight", evictor_->inFlight());
+  if (evictor_) state.emplace_back("evictor_queued", evictor_->queued());
   if (executor_) state.emplace_back("executor_owners", executor_->ownerCount());
   if (executor_) state.emplace_back("executor_known_files", executor_->knownCount());
+  if (executor_) state.emplace_back("executor_gone_dirs", executor_->goneCount());
   if (podCollector_) state.emplace_back("pod_collector", podCollector_->stateEntries());
   if (podCollector_) state.emplace_back("pod_collector_open_files", podCollector_->openFiles());
   if (qos_) state.emplace_back("qos_pods", qos_->stateEntries());

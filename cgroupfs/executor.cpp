@@ -250,9 +250,16 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
                            layout_.kubeRootDir() + " nor a host application's cgroup");
     return std::nullopt;
   }
+  const Clock::Monotonic start = clock_->now();
+  if (auto g = gone_.find(write.dir); g != gone_.end()) {
+    if (start - g->second < config_.forceUpdate) {
+      ++batch.skippedGone;
+      return std::nullopt;
+    }
+    gone_.erase(g);  // tried again once a force period
+  }
   // One owner per knob per cgroup: the first strategy to write it keeps it, so two
   // strategies cannot fight over a value write after write.
-  const Clock::Monotonic start = clock_->now();
   auto owner = owners_.find(std::pair<std::string_view, Knob>(write.dir, write.knob));
   const bool inserted = owner == owners_.end();
   if (inserted) {
@@ -320,6 +327,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
       ++batch.vanished;
       cache_.erase(p.path);
       owners_.erase({write.dir, write.knob});
+      gone_.emplace(write.dir, start);
       observe("vanished", start);
     } else {
       ++batch.failed;
@@ -435,6 +443,7 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     ++batch.vanished;
     cache_.erase(p.path);
     owners_.erase({w.dir, w.knob});
+    gone_.emplace(w.dir, clock_->now());
     observe("vanished", start);
     return false;
   }
@@ -512,10 +521,11 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
 void Executor::forgetUnder(std::string_view dir) {
   // "<dir>" and "<dir>/...", not "<dir>-x". A walk of every owner: this runs once
   // per pod that goes, the lookup it makes fast runs for every write.
-  std::erase_if(owners_, [&](const auto& kv) {
-    const std::string& d = kv.first.first;
+  auto under = [&](const std::string& d) {
     return d.starts_with(dir) && (d.size() == dir.size() || d[dir.size()] == '/');
-  });
+  };
+  std::erase_if(owners_, [&](const auto& kv) { return under(kv.first.first); });
+  std::erase_if(gone_, [&](const auto& kv) { return under(kv.first); });
 }
 
 ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
@@ -622,6 +632,7 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
       owners_, [&](const auto& kv) { return now - kv.second.lastAsked > 2 * config_.forceUpdate; });
   // Known texts past `verify` would be read again anyway.
   std::erase_if(known_, [&](const auto& kv) { return now - kv.second.at >= config_.verify; });
+  std::erase_if(gone_, [&](const auto& kv) { return now - kv.second >= config_.forceUpdate; });
 
   stats_ += batch;
   return batch;

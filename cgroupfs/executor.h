@@ -107,6 +107,7 @@ struct ExecutorStats {
   uint64_t failed = 0;       // any other error (EBUSY and EROFS among them)
   uint64_t refused = 0;      // outside the kubepods hierarchy, a second owner, out of range
   uint64_t drifted = 0;      // a file we wrote found holding another value (then repaired)
+  uint64_t skippedGone = 0;  // not tried: its cgroup was found gone (see cgroupsMayHaveChanged)
   ExecutorStats& operator+=(const ExecutorStats& o) {
     written += o.written;
     unchanged += o.unchanged;
@@ -117,6 +118,7 @@ struct ExecutorStats {
     failed += o.failed;
     refused += o.refused;
     drifted += o.drifted;
+    skippedGone += o.skippedGone;
     return *this;
   }
 };
@@ -153,6 +155,15 @@ class Executor {
   // left. Without it a gone pod's owners stay two force periods, which under churn
   // (a pod a second) is a hundred pods' worth more than the live ones.
   void forgetUnder(std::string_view dir);
+
+  // A cgroup found gone (ENOENT: a terminated container or a finished pod the kubelet
+  // still lists, a stopped host application) is not written again, nor counted
+  // "vanished" again, until the caller says cgroups may have changed (the pod list
+  // changed) or a force period passes (a host application's cgroup comes back without
+  // any pod list change). Without it the same write is planned and found gone every
+  // round.
+  void cgroupsMayHaveChanged() { gone_.clear(); }
+  size_t goneCount() const { return gone_.size(); }
 
   // Directories outside kubepods the executor may also write, exactly these (not
   // their children): the host applications' cgroups the NodeSLO names. Replaced
@@ -313,6 +324,8 @@ class Executor {
     }
   };
   std::unordered_map<std::pair<std::string, Knob>, Owner, OwnerHash, OwnerEqual> owners_;
+  // Cgroup dirs found gone -> when (see cgroupsMayHaveChanged).
+  std::unordered_map<std::string, Clock::Monotonic> gone_;
   bool unsupportedLogged_[kKnobCount] = {};  // one line per knob, ever
   std::optional<Clock::Monotonic> swept_;    // the last sweep of the maps above
 };

@@ -322,6 +322,42 @@ TEST_CASE("a vanished cgroup is counted and not logged", "[executor]") {
   CHECK(f.statuses == std::vector<std::string>{"vanished", "vanished"});
 }
 
+TEST_CASE("a cgroup found gone is not tried again until cgroups may have changed or a force "
+          "period passes",
+          "[executor]") {
+  Fixture f;
+  const std::string gone = "kubepods/besteffort/podgone";
+  CHECK(f.executor().apply({shares(gone, 2)}).vanished == 1);
+  // Planned again every round on a steady node (a finished pod the kubelet still lists):
+  // neither tried nor counted vanished again.
+  for (int round = 0; round < 30; ++round) {
+    f.clock.advance(1s);
+    const ExecutorStats s = f.executor().apply({shares(gone, 2), shares(kPod, 3)});
+    CHECK(s.vanished == 0);
+    CHECK(s.skippedGone == 1);
+  }
+  CHECK(std::count(f.statuses.begin(), f.statuses.end(), "vanished") == 1);
+  CHECK(f.executor().goneCount() == 1);
+  // The pod list changed: the cgroup may be back (it is: a container started).
+  f.tree.write("cpu/" + gone + "/cpu.shares", "1024\n");
+  f.executor().cgroupsMayHaveChanged();
+  CHECK(f.executor().apply({shares(gone, 2)}).written == 1);
+  CHECK(f.file("cpu/" + gone + "/cpu.shares") == "2\n");
+  // A host application's cgroup comes back without any pod list change: tried again
+  // once a force period has passed.
+  const std::string pod2 = "kubepods/besteffort/podgone2";
+  CHECK(f.executor().apply({shares(pod2, 2)}).vanished == 1);
+  f.tree.write("cpu/" + pod2 + "/cpu.shares", "1024\n");
+  f.clock.advance(f.config.forceUpdate - 1s);
+  CHECK(f.executor().apply({shares(pod2, 2)}).skippedGone == 1);
+  f.clock.advance(1s);
+  CHECK(f.executor().apply({shares(pod2, 2)}).written == 1);
+  // A pod that goes takes its gone dirs with it.
+  CHECK(f.executor().apply({shares(gone + "/ctr", 2)}).vanished == 1);
+  f.executor().forgetUnder(gone);
+  CHECK(f.executor().goneCount() == 0);
+}
+
 TEST_CASE("an unsupported knob is counted, not written, and logged once", "[executor]") {
   Fixture f;
   KnobSupport support = KnobSupport::all();
