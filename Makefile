@@ -73,7 +73,7 @@ bench: build
 	./$(BUILD)/bench/api_steady $(BUILD)/agent/koordlet tests/fixtures $${API_SECONDS:-600}
 	./$(BUILD)/bench/evict_latency $(BUILD)/agent/koordlet $${EVICT_RUNS:-5}
 	./$(BUILD)/bench/node_topology_bench tests/fixtures 2000 110 500
-	./$(BUILD)/bench/soak $(BUILD)/agent/koordlet $${SOAK_SECONDS:-600} bench/nodeslo-all-on.yaml
+	./$(BUILD)/bench/soak $(BUILD)/agent/koordlet $${SOAK_SECONDS:-1800} bench/nodeslo-all-on.yaml
 
 # libFuzzer on every target for FUZZ_SECONDS each (fuzz/README.md); prints executions
 # per second and corpus size per target. The corpus grows in $(BUILD_ASAN)/fuzz/corpus/.

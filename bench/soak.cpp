@@ -1,15 +1,30 @@
-// Churn soak (issue 19; not a unit test): the real koordlet binary on a node whose
-// pods are replaced continuously, one a second, each with real cgroup v1 directories
-// made and removed in a private subtree of this machine's cgroupfs, every QoS
-// strategy on (bench/nodeslo-all-on.yaml, CgroupReconcile, writes for real into the
-// subtree). It samples the agent's RSS, open fds, /metrics series, metric-cache
-// bytes and per-pod state (koordlet_state_entries: executor owners, failure-log
-// keys, hook state, ...) every few seconds, prints them at 1, 5 and 10 minutes (and
-// at the end), and judges them flat after warm-up: the last 30 s against the 30 s
-// that follow the warm-up, within a small tolerance. Exit 0 when flat, 1 when
-// something grew, 2 on a usage or set-up error, 77 (a skip) without root or cgroup v1.
+// Churn soak (issues 19 and 34; not a unit test): the real koordlet binary on a node
+// whose pods are replaced continuously, one a second, each with real cgroup v1
+// directories made and removed in a private subtree of this machine's cgroupfs, with
+// everything on: every QoS strategy (bench/nodeslo-all-on.yaml, served as the node's
+// NodeSLO by the API server stand-in), CgroupReconcile and the runtime-hooks
+// reconciler, writes for real into the subtree, and the cluster side: the API client's
+// informers (Node, NodeSLO, NodeMetric), NodeMetric reports every kReportSeconds,
+// the NodeResourceTopology, and evictions. The Node's memory capacity is this
+// machine's MemTotal, so the NodeSLO's 70 % is not reached (a build beside the soak
+// may use a few GiB); every kCrossEvery the soak lowers memoryEvictThresholdPercent
+// to the node's use for a few seconds (a NodeSLO update), BEMemoryEvict evicts the BE pods through the API (the stand-in
+// deletes them) and the soak replaces each evicted pod, as a ReplicaSet would.
+// BECPUEvict stays off: on a loaded two-CPU machine the suppressed BE quota falls
+// under one core, which koordlet counts as BE starving whatever BE uses, and its
+// waves would come at random rather than when the soak chooses.
+//
+// It samples the agent's RSS, open fds, /metrics series, metric-cache bytes and per-pod
+// state (koordlet_state_entries: executor owners, failure-log keys, hook state, the
+// eviction ledger, the evictor's queue, ...) every few seconds, prints them at 1, 5,
+// 10, 30, 60 and 120 minutes (and at the end), and judges them flat after warm-up: the
+// last 30 s against the 30 s that follow the warm-up, within a small tolerance. It
+// also judges the cluster side: NodeMetric reports kept coming at their interval, one
+// NodeResourceTopology create, every threshold crossing evicted, no pod asked twice.
+// Exit 0 when all hold, 1 when something grew or failed, 2 on a usage or set-up
+// error, 77 (a skip) without root or cgroup v1.
 //   soak AGENT_BINARY SECONDS NODESLO [PODS]   (root, cgroup v1 cpu,cpuacct,cpuset,memory)
-// Default in `make bench`: 600 s; a release runs it for 24 h (86400); `make test`
+// Default in `make bench`: 1800 s; a release runs it for 24 h (86400); `make test`
 // runs 180 s (the meson test soak-short).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +36,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -28,12 +44,17 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "base/read_file.h"
 #include "cgroupfs/layout.h"
+#include "qos/yaml_json.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/cgroup_v1_tree.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/synthetic_pods.h"
+#include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
 namespace fs = std::filesystem;
@@ -45,6 +66,47 @@ namespace {
 
 constexpr auto kSampleEvery = 5s;
 constexpr double kWindowSeconds = 30;  // the reference and the end windows
+constexpr int kReportSeconds = 30;     // the NodeMetric's reportIntervalSeconds (its least)
+constexpr double kCrossEvery = 120;    // seconds between memory threshold crossings
+constexpr auto kCrossFor = 5s;         // how long the threshold stays under the use
+constexpr double kSettleSeconds = 45;  // from a crossing to the end window, at least
+const std::string kNode = "soak-node";
+
+using json = nlohmann::json;
+
+std::string fixture(const std::string& rel) {
+  auto text = readFile(std::string(KOORDLET_FIXTURES_DIR) + "/" + rel);
+  if (!text) {
+    std::cerr << "soak: fixture " << rel << ": " << text.error().message << "\n";
+    std::exit(2);
+  }
+  return *text;
+}
+
+// This machine's memory in use (MemTotal - MemAvailable), bytes: what the agent reads.
+int64_t hostMemoryUsed() {
+  const std::string meminfo = test::readTextFile("/proc/meminfo");
+  auto kib = [&](const char* key) -> int64_t {
+    const auto at = meminfo.find(key);
+    return at == std::string::npos ? 0 : std::atoll(meminfo.c_str() + at + std::strlen(key));
+  };
+  return (kib("MemTotal:") - kib("MemAvailable:")) * 1024;
+}
+
+int64_t hostMemoryTotal() {
+  const std::string meminfo = test::readTextFile("/proc/meminfo");
+  const auto at = meminfo.find("MemTotal:");
+  return at == std::string::npos ? 0 : std::atoll(meminfo.c_str() + at + 9) * 1024;
+}
+
+// The pod name of an eviction's target: /api/v1/namespaces/<ns>/pods/<name>/eviction.
+std::string evictedName(const std::string& target) {
+  const auto end = target.rfind("/eviction");
+  const auto begin = target.rfind('/', end - 1);
+  return end == std::string::npos || begin == std::string::npos
+             ? target
+             : target.substr(begin + 1, end - begin - 1);
+}
 
 struct Sample {
   double at = 0;  // seconds since the churn began
@@ -111,7 +173,7 @@ double maxIn(const std::vector<Sample>& samples, const std::string& key, double 
 void print(const Sample& s) {
   std::cout << "  t=" << static_cast<int>(s.at) << "s";
   for (const auto& [k, v] : s.values) std::cout << " " << k << "=" << v;
-  std::cout << "\n";
+  std::cout << std::endl;
 }
 
 }  // namespace
@@ -123,13 +185,20 @@ int main(int argc, char** argv) {
   }
   const std::string agentBinary = argv[1];
   const double seconds = std::atof(argv[2]);
-  const std::string nodeSlo = fs::absolute(argv[3]).string();
+  const std::string nodeSloPath = fs::absolute(argv[3]).string();
   const size_t podCount = argc > 4 ? std::stoul(argv[4]) : 50;
   // Warm-up: a fifth of the run, at least a minute (every pod of the first set has
   // been replaced by then at 50 pods, and every strategy has run).
   const double warmup = std::max(60.0, seconds / 5);
   if (seconds < warmup + 2 * kWindowSeconds) {
     std::cerr << "soak: SECONDS must be at least " << warmup + 2 * kWindowSeconds << "\n";
+    return 2;
+  }
+  auto sloText = readFile(nodeSloPath);
+  auto sloDoc = sloText ? parseYaml(*sloText, nodeSloPath) : Result<YamlDocument>(sloText.error());
+  if (!sloDoc || !sloDoc->value.is_object()) {
+    std::cerr << "soak: " << (sloDoc ? nodeSloPath + ": not a mapping" : sloDoc.error().message)
+              << "\n";
     return 2;
   }
   if (auto why = test::CgroupV1Tree::unavailableReason(); !why.empty()) {
@@ -141,17 +210,54 @@ int main(int argc, char** argv) {
 
   const fs::path work = fs::temp_directory_path() / ("koordlet-soak-" + std::to_string(::getpid()));
   fs::create_directories(work / "audit");
+  fs::create_directories(work / "checkpoints");
   int status = 0;
   {
     test::CgroupV1Tree tree("soak", (work / "cgroup").string());
     const CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
     tree.mkdirs(layout.qosDir(KubeQos::kBurstable));
     tree.mkdirs(layout.qosDir(KubeQos::kBestEffort));
+
+    // The cluster: the Node (memory capacity this machine's MemTotal), its
+    // NodeSLO (the file's spec), its NodeMetric (reports every kReportSeconds).
+    test::TestApiServer api(test::TestApiServer::Options{"soak-token", 60000ms, false});
+    json node = json::parse(fixture("kube-api/node-get.body"));
+    node["metadata"] = {{"name", kNode}};
+    const int64_t capacity = hostMemoryTotal();
+    node["status"]["capacity"]["memory"] = std::to_string(capacity);
+    node["status"]["allocatable"]["memory"] = std::to_string(capacity);
+    api.put("nodes", node);
+    json slo = {{"metadata", {{"name", kNode}}}, {"spec", sloDoc->value}};
+    const int normalThreshold =
+        slo["spec"]["resourceUsedThresholdWithBE"].value("memoryEvictThresholdPercent", 70);
+    api.put("nodeslos", slo);
+    json nodeMetric = json::parse(fixture("kube-api/nodemetric-get.body"));
+    nodeMetric["metadata"] = {{"name", kNode}};
+    nodeMetric.erase("status");
+    nodeMetric["spec"]["metricCollectPolicy"]["aggregateDurationSeconds"] = 60;
+    nodeMetric["spec"]["metricCollectPolicy"]["reportIntervalSeconds"] = kReportSeconds;
+    api.put("nodemetrics", nodeMetric);
+    const std::string kubeconfig = (work / "kubeconfig").string();
+    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: s\nclusters:\n"
+                                 "- name: c\n  cluster:\n    server: "
+                              << api.url()
+                              << "\ncontexts:\n- name: s\n  context: {cluster: c, user: u}\n"
+                                 "users:\n- name: u\n  user:\n    token: soak-token\n";
+
     std::deque<test::SyntheticPod> pods;
     size_t next = 0;
-    auto addPod = [&] {
+    // A pod of the given class (an evicted pod's replacement keeps the node's mix).
+    auto addPod = [&](std::optional<KubeQos> qos = std::nullopt) {
+      while (qos && test::syntheticPod(next).qos != *qos) ++next;
       pods.push_back(test::syntheticPod(next++));
       for (const auto& d : test::syntheticPodDirs(layout, pods.back())) tree.mkdirs(d);
+      api.put("pods", test::syntheticPodJson(pods.back()));
+    };
+    // The runtime tears down first (cgroups), then the kubelet and the API forget it.
+    auto dropPod = [&](std::deque<test::SyntheticPod>::iterator it) {
+      for (const auto& d : test::syntheticPodDirs(layout, *it)) tree.removeDirs(d);
+      api.remove("pods", it->name, test::kSyntheticNamespace);
+      return pods.erase(it);
     };
     for (size_t i = 0; i < podCount; ++i) addPod();
     test::TestKubelet kubelet;
@@ -163,9 +269,11 @@ int main(int argc, char** argv) {
         {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + tree.linkDir(), "--kubelet-insecure-tls=true",
          "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
          "--kubelet-sync-interval=1s", "--collect-res-used-interval=1s",
-         "--reconcile-interval-seconds=1", "--config=" + nodeSlo,
-         "--feature-gates=CgroupReconcile=true", "--audit-log-dir=" + (work / "audit").string()},
-        (work / "agent.log").string(), "soak-node");
+         "--reconcile-interval-seconds=1", "--config=" + nodeSloPath, "--kubeconfig=" + kubeconfig,
+         "--feature-gates=CgroupReconcile=true,BEMemoryEvict=true",
+         "--audit-log-dir=" + (work / "audit").string(), "--sys-root-dir=/sys/",
+         "--prediction-checkpoint-filepath=" + (work / "checkpoints").string()},
+        (work / "agent.log").string(), kNode);
     const auto port = agent.waitForServingPort(30s);
     if (!port) {
       std::cerr << "soak: the agent did not start:\n" << agent.log();
@@ -173,13 +281,33 @@ int main(int argc, char** argv) {
     }
 
     std::cout << "soak: " << podCount << " pods, one replaced a second, " << seconds
-              << " s, warm-up " << warmup << " s\n";
+              << " s, warm-up " << warmup << " s; NodeMetric every " << kReportSeconds
+              << " s; memory threshold crossed every " << kCrossEvery << " s\n";
     std::vector<Sample> samples;
+    const bool verbose = std::getenv("SOAK_VERBOSE") != nullptr;  // every sample printed
     const auto start = Steady::now();
     auto nextSample = start;
     auto nextChurn = start + 1s;
-    size_t replaced = 0;
-    std::vector<double> marks = {60, 300, 600};
+    // Crossings after the reference window, and none so late that the end window would
+    // still see the last wave's cache (the executor's known files live 10 s, the
+    // replaced pods' owners until the next churn round) rather than the node after it.
+    double nextCross = warmup + kWindowSeconds + 5;
+    bool crossing = false;  // the threshold is under the use until restoreAt
+    auto restoreAt = start;
+    size_t replaced = 0, evicted = 0, crossings = 0;
+    std::vector<double> marks = {60, 300, 600, 1800, 3600, 7200};
+    // percent 0: the file's threshold and lower percent again.
+    auto setThreshold = [&](int percent) {
+      json& t = slo["spec"]["resourceUsedThresholdWithBE"];
+      if (percent > 0) {
+        t["memoryEvictThresholdPercent"] = percent;
+        t["memoryEvictLowerPercent"] = percent - 1;
+      } else {
+        t["memoryEvictThresholdPercent"] = normalThreshold;
+        t.erase("memoryEvictLowerPercent");
+      }
+      api.put("nodeslos", slo);
+    };
     while (true) {
       const auto now = Steady::now();
       const double at = std::chrono::duration<double>(now - start).count();
@@ -188,11 +316,34 @@ int main(int argc, char** argv) {
         std::cerr << "soak: the agent exited at t=" << at << " s:\n" << agent.log();
         return 1;
       }
+      if (!crossing && at >= nextCross && at < seconds - kWindowSeconds - kSettleSeconds) {
+        // At the node's use now (whole percent, as the agent computes it), lower one
+        // under: every BE pod is a victim (their cgroups hold no memory).
+        setThreshold(std::max<int>(1, static_cast<int>(hostMemoryUsed() * 100 / capacity)));
+        restoreAt = now + kCrossFor;
+        crossing = true;
+        ++crossings;
+        nextCross += kCrossEvery;
+      }
+      if (crossing && now >= restoreAt) {
+        setThreshold(0);
+        crossing = false;
+      }
       if (now >= nextChurn) {
-        // The oldest pod goes (its cgroups removed, then the kubelet forgets it, as
-        // on a node where the runtime tears down first), a new one comes.
-        for (const auto& d : test::syntheticPodDirs(layout, pods.front())) tree.removeDirs(d);
-        pods.pop_front();
+        // Evicted pods (gone from the API) are replaced, then the oldest pod goes and
+        // a new one comes.
+        std::vector<KubeQos> evictedNow;  // (adding to a deque invalidates its iterators)
+        for (auto it = pods.begin(); it != pods.end();) {
+          if (api.get("pods", it->name, test::kSyntheticNamespace)) {
+            ++it;
+          } else {
+            evictedNow.push_back(it->qos);
+            it = dropPod(it);
+          }
+        }
+        for (KubeQos qos : evictedNow) addPod(qos);
+        evicted += evictedNow.size();
+        dropPod(pods.begin());
         addPod();
         publish();
         ++replaced;
@@ -201,6 +352,7 @@ int main(int argc, char** argv) {
       if (now >= nextSample) {
         if (auto s = sample(agent.pid(), *port, at)) {
           samples.push_back(*s);
+          if (verbose) print(*s);
           if (!marks.empty() && at >= marks.front()) {
             print(*s);
             marks.erase(marks.begin());
@@ -208,7 +360,9 @@ int main(int argc, char** argv) {
         }
         nextSample += kSampleEvery;
       }
-      std::this_thread::sleep_until(std::min(nextChurn, nextSample));
+      auto wake = std::min(nextChurn, nextSample);
+      if (crossing) wake = std::min(wake, restoreAt);
+      std::this_thread::sleep_until(wake);
     }
     if (samples.empty()) {
       std::cerr << "soak: no sample\n";
@@ -216,7 +370,7 @@ int main(int argc, char** argv) {
     }
     std::cout << "end:\n";
     print(samples.back());
-    std::cout << "replaced " << replaced << " pods\n";
+    std::cout << "replaced " << replaced << " pods, " << evicted << " evicted and replaced\n";
 
     // Flat after warm-up: the end window's maximum within tolerance of the reference
     // window's maximum.
@@ -231,11 +385,52 @@ int main(int argc, char** argv) {
                 << "\n";
       if (!flat) status = 1;
     }
+
+    // The cluster side: reports kept coming, one topology object, every crossing
+    // evicted, no pod asked twice.
+    size_t reports = 0, topologyCreates = 0, evictionRequests = 0;
+    std::map<std::string, size_t> evictionsOf;
+    for (const auto& r : api.requests()) {
+      if (r.resource == "nodemetrics/status" && (r.verb == "update" || r.verb == "patch")) {
+        ++reports;
+      }
+      if (r.resource == "noderesourcetopologies" && r.verb == "create") ++topologyCreates;
+      if (r.resource == "pods/eviction" && r.verb == "create") {
+        ++evictionRequests;
+        ++evictionsOf[evictedName(r.target)];
+      }
+    }
+    size_t twice = 0;
+    for (const auto& [name, n] : evictionsOf) twice += n > 1 ? 1 : 0;
+    // The first report comes one interval after the start; allow one late tick.
+    const size_t expectedReports = static_cast<size_t>(seconds / kReportSeconds) - 2;
+    std::cout << "cluster: " << reports << " NodeMetric reports (at least " << expectedReports
+              << "), " << topologyCreates << " NodeResourceTopology create(s), " << crossings
+              << " threshold crossings, " << evictionRequests << " eviction requests for "
+              << evictionsOf.size() << " pods, " << twice << " pods asked more than once\n";
+    if (reports < expectedReports) {
+      std::cout << "NodeMetric reports stopped or slowed\n";
+      status = 1;
+    }
+    if (topologyCreates != 1) {
+      std::cout << "expected one NodeResourceTopology create\n";
+      status = 1;
+    }
+    if (crossings > 0 && evicted < crossings) {
+      std::cout << "a threshold crossing evicted nothing\n";
+      status = 1;
+    }
+    if (twice > 0) {
+      std::cout << "a pod was asked for eviction twice\n";
+      status = 1;
+    }
+
     const std::string log = agent.log();
     const auto lines = std::count(log.begin(), log.end(), '\n');
-    std::cout << "agent log: " << lines << " lines for " << replaced << " pods replaced\n";
-    // Churn is normal: it must not be said per pod.
-    if (static_cast<size_t>(lines) > replaced / 10 + 50) {
+    std::cout << "agent log: " << lines << " lines for " << replaced << " pods replaced, "
+              << evictionRequests << " evictions\n";
+    // Churn is normal: it must not be said per pod. An eviction is said (request, answer).
+    if (static_cast<size_t>(lines) > replaced / 10 + 2 * evictionRequests + 50) {
       std::cout << "the agent's log grew with the churn:\n"
                 << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
       status = 1;
@@ -244,6 +439,10 @@ int main(int argc, char** argv) {
     if (!exit || !WIFEXITED(*exit) || WEXITSTATUS(*exit) != 0) {
       std::cout << "the agent did not exit 0 on SIGTERM\n";
       status = 1;
+    }
+    if (status != 0) {
+      const std::string all = agent.log();
+      std::cout << "the agent's log (end):\n" << all.substr(all.size() > 6000 ? all.size() - 6000 : 0);
     }
   }
   fs::remove_all(work);

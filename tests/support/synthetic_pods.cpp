@@ -41,27 +41,27 @@ SyntheticPod syntheticPod(size_t index) {
   return p;
 }
 
+nlohmann::json syntheticPodJson(const SyntheticPod& p) {
+  nlohmann::json containers = nlohmann::json::array(), statuses = nlohmann::json::array();
+  for (size_t c = 0; c < p.containerIds.size(); ++c) {
+    std::string name = "c";  // not "c" + to_string: g++ 12's false -Wrestrict
+    name += std::to_string(c);
+    containers.push_back({{"name", name}, {"image", "busybox"}, {"resources", resourcesFor(p.qos)}});
+    statuses.push_back(
+        {{"name", name}, {"ready", true}, {"containerID", "containerd://" + p.containerIds[c]}});
+  }
+  nlohmann::json labels = {{"app", "synthetic"}};
+  if (p.qos == KubeQos::kBestEffort) labels["koordinator.sh/qosClass"] = "BE";
+  return {{"metadata",
+           {{"name", p.name}, {"namespace", kSyntheticNamespace}, {"uid", p.uid}, {"labels", labels}}},
+          {"spec", {{"containers", containers}}},
+          {"status",
+           {{"phase", "Running"}, {"qosClass", toString(p.qos)}, {"containerStatuses", statuses}}}};
+}
+
 std::string syntheticPodListJson(const std::vector<SyntheticPod>& pods) {
   nlohmann::json items = nlohmann::json::array();
-  for (const auto& p : pods) {
-    nlohmann::json containers = nlohmann::json::array(), statuses = nlohmann::json::array();
-    for (size_t c = 0; c < p.containerIds.size(); ++c) {
-      std::string name = "c";  // not "c" + to_string: g++ 12's false -Wrestrict
-      name += std::to_string(c);
-      containers.push_back(
-          {{"name", name}, {"image", "busybox"}, {"resources", resourcesFor(p.qos)}});
-      statuses.push_back(
-          {{"name", name}, {"ready", true}, {"containerID", "containerd://" + p.containerIds[c]}});
-    }
-    nlohmann::json labels = {{"app", "synthetic"}};
-    if (p.qos == KubeQos::kBestEffort) labels["koordinator.sh/qosClass"] = "BE";
-    items.push_back(
-        {{"metadata",
-          {{"name", p.name}, {"namespace", "synthetic"}, {"uid", p.uid}, {"labels", labels}}},
-         {"spec", {{"containers", containers}}},
-         {"status",
-          {{"phase", "Running"}, {"qosClass", toString(p.qos)}, {"containerStatuses", statuses}}}});
-  }
+  for (const auto& p : pods) items.push_back(syntheticPodJson(p));
   return nlohmann::json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}}.dump();
 }
 

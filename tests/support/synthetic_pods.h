@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cgroupfs/layout.h"
 #include "kube/qos_class.h"
 
@@ -23,6 +25,11 @@ struct SyntheticPod {
 // Pod number `index` (uid, name and ids derive from it, so a pod made again with
 // the same index is the same pod).
 SyntheticPod syntheticPod(size_t index);
+
+inline constexpr const char* kSyntheticNamespace = "synthetic";
+
+// One pod as the kubelet and the API server show it (Running).
+nlohmann::json syntheticPodJson(const SyntheticPod& pod);
 
 // The kubelet's /pods reply listing `pods`, all Running.
 std::string syntheticPodListJson(const std::vector<SyntheticPod>& pods);
