@@ -195,6 +195,11 @@ args_of() {
   jp "$WORK/$1/daemonset.yaml" '{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}'
 }
 has_arg() { grep -qxF -- "$2" "$WORK/$1/args" || fail "$1: arg $2 missing from: $(tr '\n' ' ' <"$WORK/$1/args")"; ok; }
+# gates_are NAME WANT: the rendered --feature-gates args, all of them: exactly one, WANT.
+gates_are() { expect "$1: --feature-gates" "$(grep -- '^--feature-gates' "$WORK/$1/args" | tr '\n' ' ')" "--feature-gates=$2 "; }
+# With no gate value the chart passes what Koordinator's chart passes with its
+# koordlet.features empty (its koordlet DaemonSet template, koordinator-sh/charts).
+KOORDINATOR_DEFAULT_GATES=BECPUEvict=true,BEMemoryEvict=true,CgroupReconcile=true,Accelerators=true
 lacks_arg() { ! grep -q -- "^$2" "$WORK/$1/args" || fail "$1: arg $2 should not be rendered"; ok; }
 
 # check_args NAME WANT_RC: runs koordlet --check with the rendered args, the
@@ -276,7 +281,7 @@ expect "default: container port" "$(jp "$DS" "{$C.ports[0].name}:{$C.ports[0].co
 expect "default: liveness" "$(jp "$DS" "{$C.livenessProbe.httpGet.path} {$C.livenessProbe.httpGet.port}")" "/healthz http-metrics"
 expect "default: readiness" "$(jp "$DS" "{$C.readinessProbe.httpGet.path} {$C.readinessProbe.httpGet.port}")" "/readyz http-metrics"
 expect "default: resources" "$(jp "$DS" "{$C.resources}")" \
-  '{"limits":{"cpu":"500m","memory":"160Mi"},"requests":{"cpu":"150m","memory":"64Mi"}}'
+  '{"limits":{"cpu":"500m","memory":"160Mi"},"requests":{"cpu":"150m","memory":"96Mi"}}'
 # Least privilege: uid 0, no capability, nothing privileged.
 S="$C.securityContext"
 expect "default: security context" \
@@ -305,7 +310,7 @@ expect "default: nodeslo volume" \
   "$(jp "$D/configmap.yaml" '{.metadata.name}') /etc/koordlet/ true"
 expect "default: no kubelet CA mount" "$(jp "$DS" "{$P.volumes[?(@.name==\"kubelet-ca\")].name}")" ""
 # Args: every host path names its mount, NRI on, kubelet over HTTPS with the token,
-# no verification (koordlet parity), no gates, no resctrl mount.
+# no verification (koordlet parity), Koordinator's chart's default gates, no resctrl mount.
 for a in --addr=:9316 --v=2 --cgroup-root-dir=/host-cgroup/ --sys-root-dir=/host-sys/ \
   --sys-fs-root-dir=/host-sys-fs/ --proc-root-dir=/proc/ --var-run-root-dir=/host-var-run/ \
   --resctrl-state-file=/host-var-run/koordlet/resctrl-groups --audit-log-dir=/var/log/koordlet \
@@ -316,7 +321,8 @@ for a in --addr=:9316 --v=2 --cgroup-root-dir=/host-cgroup/ --sys-root-dir=/host
   --kubelet-skip-tls-verify=true; do
   has_arg default "$a"
 done
-for a in --feature-gates --resctrl-mount --kubelet-ca-file --kubelet-insecure-tls; do
+gates_are default "$KOORDINATOR_DEFAULT_GATES"
+for a in --resctrl-mount --kubelet-ca-file --kubelet-insecure-tls; do
   lacks_arg default "$a"
 done
 expect "default: audit log volume" "$(jp "$DS" "{$P.volumes[?(@.name==\"audit-log\")].emptyDir.sizeLimit} {$C.volumeMounts[?(@.name==\"audit-log\")].mountPath}")" "32Mi /var/log/koordlet"
@@ -347,6 +353,14 @@ grep -qx 'flags: ok' "$D/check.out" || fail "default: no 'flags: ok'"
 grep -q "config: $D/nodeslo.yaml: ok" "$D/check.out" || fail "default: the config was not read"
 grep -q '"cpuSuppressThresholdPercent": 65' "$D/check.out" || fail "default: threshold 65 not in the parsed config"
 grep -q '"cpuSuppressPolicy": "cpuset"' "$D/check.out" || fail "default: policy not in the parsed config"
+# Accelerators is accepted and said to have no effect; the other default gates act.
+grep -q 'feature gate Accelerators is enabled but has no effect' "$D/check.out" "$D/check.err" ||
+  fail "default: koordlet --check did not name Accelerators as a gate without effect"
+if grep -Eq 'feature gate (BECPUEvict|BEMemoryEvict|CgroupReconcile) is enabled but has no effect' \
+  "$D/check.out" "$D/check.err"; then
+  fail "default: a default gate other than Accelerators is said to have no effect"
+fi
+ok
 echo "ok: defaults"
 
 # --- every value set -------------------------------------------------------------
@@ -389,11 +403,13 @@ mount_is all kubelet-ca /etc/kubernetes/pki/kubelet-ca.crt File /etc/kubelet-ca/
 mount_is all host-cgroup /sys/fs/cgroup Directory /host-cgroup/ ""
 for a in --addr=:19316 --v=5 --enable-nri-runtime-hook=false --kubelet-secure-port=10251 \
   --kubelet-skip-tls-verify=false --kubelet-ca-file=/etc/kubelet-ca/ca.crt --resctrl-mount=true \
-  --feature-gates=CgroupReconcile=true,PSICollector=true,BECPUEvict=false \
   --cpu-suppress-interval-seconds=2 --memory-qos-v1-soft-limit \
   --config=/etc/koordlet/nodeslo.yaml; do
   has_arg all "$a"
 done
+# Both gate values set: joined, featureGates first, and the default set is not added
+# (Koordinator's chart passes a set value alone).
+gates_are all CgroupReconcile=true,PSICollector=true,BECPUEvict=false
 lacks_arg all --runtime-hooks-nri-socket-path
 expect "all: extraArgs come last" "$(tail -n 2 "$A/args" | tr '\n' ' ')" \
   "--cpu-suppress-interval-seconds=2 --memory-qos-v1-soft-limit "
@@ -475,11 +491,19 @@ args_of verify >"$WORK/verify/args"
 has_arg verify --kubelet-ca-file=/var/run/secrets/kubernetes.io/serviceaccount/ca.crt
 has_arg verify --kubelet-skip-tls-verify=false
 expect "verify: no host CA mount" "$(jp "$WORK/verify/daemonset.yaml" "{$P.volumes[?(@.name==\"kubelet-ca\")].name}")" ""
-# koordlet.features alone is koordlet's gates under Koordinator's chart's name.
+# koordlet.features alone is koordlet's gates under Koordinator's chart's name; a
+# value, under either name, replaces the default set whole.
 render features --set koordlet.features=CPUBurst=false
 args_of features >"$WORK/features/args"
-has_arg features --feature-gates=CPUBurst=false
-echo "ok: privileged, verification with the cluster CA, koordlet.features"
+gates_are features CPUBurst=false
+render gates --set featureGates=PSICollector=true
+args_of gates >"$WORK/gates/args"
+gates_are gates PSICollector=true
+check_args gates 0
+! grep -q 'Accelerators' "$WORK/gates/check.out" "$WORK/gates/check.err" ||
+  fail "gates: Accelerators named though the user's gates replace the default set"
+ok
+echo "ok: privileged, verification with the cluster CA, feature gates set by the user"
 
 # --- negative controls: the check can fail ------------------------------------------------
 render badlevel --set koordlet.log.level=abc

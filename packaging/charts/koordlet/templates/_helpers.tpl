@@ -34,9 +34,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with .Values.imageRepositoryHost }}{{ printf "%s/%s" (trimSuffix "/" .) $repo }}{{ else }}{{ $repo }}{{ end -}}
 {{- end -}}
 
-{{/* featureGates and koordlet.features (Koordinator's chart's name), joined. */}}
+{{/* The gates Koordinator's chart gives koordlet when its value is empty (values.yaml
+says what each one does here). */}}
+{{- define "koordlet.defaultFeatureGates" -}}
+BECPUEvict=true,BEMemoryEvict=true,CgroupReconcile=true,Accelerators=true
+{{- end -}}
+
+{{/* --feature-gates: featureGates and koordlet.features (Koordinator's chart's name),
+joined; both empty, the default set above. A value set replaces that set whole, as in
+Koordinator's chart: nothing of it is added to the user's gates. */}}
 {{- define "koordlet.featureGates" -}}
-{{- join "," (compact (list .Values.featureGates .Values.koordlet.features)) -}}
+{{- $set := join "," (compact (list .Values.featureGates .Values.koordlet.features)) -}}
+{{- default (include "koordlet.defaultFeatureGates" .) $set -}}
 {{- end -}}
 
 {{/* The container is privileged when asked, or to mount resctrl (see values.yaml). */}}
