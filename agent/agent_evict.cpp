@@ -190,10 +190,18 @@ void Agent::onEvictionResult(const EvictionResult& r) {
                         "eviction of " + pod + " not needed: " + r.message);
       break;
     case EvictionOutcome::kBudget:
-    case EvictionOutcome::kThrottled:
       failures_.failure(refusedKey, Severity::kWarning,
                         "eviction of " + pod + " refused (" + outcome + "): " + r.message +
                             "; the pod is skipped for a back-off, the next victim is tried");
+      break;
+    case EvictionOutcome::kThrottled:
+      // The ledger's "failed" (kube/eviction_ledger.h): asking another pod would be
+      // throttled the same way.
+      failures_.failure(failingKey, Severity::kWarning,
+                        "eviction of " + pod + " throttled by the API server (" + outcome +
+                            "): " + r.message +
+                            "; the pod stays counted as releasing (no other victim is asked "
+                            "for its share) and is asked again after a back-off");
       break;
     default:
       failures_.failure(failingKey, Severity::kWarning,
