@@ -174,3 +174,34 @@ TEST_CASE("a PodDisruptionBudget's 429 is not retried in a loop, and the pod goe
   CHECK(s.logCount("refused (budget)") == 1);
   CHECK(s.agent().terminate(10s) == 0);
 }
+
+TEST_CASE("a throttling 429 keeps the pod counted: no other victim is asked, the same pod is "
+          "asked again after its back-off, and the log says so",
+          "[e2e][evict]") {
+  KOORDLET_SKIP_UNLESS_EMPTY(EvictNode::unavailableReason());
+  EvictNode s(std::getenv("KOORDLET_BIN"), {});
+  // API priority and fairness: 429 without a DisruptionBudget cause.
+  s.api().addFault({koord::test::TestApiServer::Fault::kTooManyRequests, 1, "/eviction", 5});
+  const std::string ready = s.waitReady(kPhase);
+  if (!ready.empty()) FAIL(s.fail("ready: " + ready));
+  s.startBigHog();
+  std::this_thread::sleep_for(3s);  // a few rounds with the hog held (see evict_node.h)
+  s.crossThreshold();
+  std::string why = waitFor(kPhase, [&]() -> std::string {
+    return s.count(kBig, 429) > 0 ? "" : "no throttled eviction of be-big yet";
+  });
+  if (!why.empty()) FAIL(s.fail(why));
+  // Within its back-off be-big still counts as releasing: be-small is not asked.
+  std::this_thread::sleep_for(4s);
+  CHECK(s.count(kSmall) == 0);
+  why = waitFor(kPhase, [&]() -> std::string {
+    return s.count(kBig, 201) > 0 ? "" : "be-big not evicted after its back-off";
+  });
+  if (!why.empty()) FAIL(s.fail(why));
+  CHECK(s.count(kBig) == 2);
+  CHECK(s.count(kSmall) == 0);
+  CHECK(s.logCount("throttled by the API server") == 1);
+  CHECK(s.logCount("stays counted as releasing") == 1);
+  CHECK(s.logCount("the next victim is tried") == 0);
+  CHECK(s.agent().terminate(10s) == 0);
+}
