@@ -1,13 +1,16 @@
 #include "tests/support/evict_node.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "base/read_file.h"
+#include "base/time_format.h"
 #include "cgroupfs/layout.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -215,6 +218,8 @@ EvictNode::EvictNode(const std::string& agentBinary, const std::vector<std::stri
                  {"--feature-gates=BEMemoryEvict=true", "--cpu-suppress-interval-seconds=0"});
   }
   flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
+  binary_ = agentBinary;
+  flags_ = flags;
   agent_ = std::make_unique<AgentProcess>(agentBinary, flags, work_.path("agent.log"), kNodeName);
   auto served = agent_->waitForServingPort(std::chrono::seconds(20));
   if (!served) throw std::runtime_error("the agent did not serve\n" + agent_->log());
@@ -296,6 +301,34 @@ std::optional<int64_t> EvictNode::beQuota() const {
       readFile(tree_->kernelPath("cpu", layout.qosDir(KubeQos::kBestEffort), "cpu.cfs_quota_us"));
   if (!text || text->empty()) return std::nullopt;
   return std::strtoll(text->c_str(), nullptr, 10);
+}
+
+void EvictNode::restartAgent(bool kill, const std::string& binary) {
+  if (kill) {
+    ::kill(agent_->pid(), SIGKILL);
+    while (agent_->running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  } else {
+    agent_->terminate(std::chrono::seconds(10));
+  }
+  if (!binary.empty()) binary_ = binary;
+  const std::string log = work_.path("agent-" + std::to_string(++starts_) + ".log");
+  agent_ = std::make_unique<AgentProcess>(binary_, flags_, log, kNodeName);
+  auto served = agent_->waitForServingPort(std::chrono::seconds(20));
+  if (!served) throw std::runtime_error("the agent did not serve again\n" + agent_->log());
+  port_ = *served;
+}
+
+void EvictNode::markBeingDeleted(const std::string& name) {
+  for (json& p : pods_) {
+    if (p["metadata"]["name"] != name) continue;
+    p["metadata"]["deletionTimestamp"] = rfc3339(std::chrono::system_clock::now());
+    p["metadata"]["deletionGracePeriodSeconds"] = 30;
+  }
+  listPods();
+}
+
+size_t EvictNode::topologyCreates() const {
+  return api_->count("create", "noderesourcetopologies");
 }
 
 void EvictNode::killBig() {

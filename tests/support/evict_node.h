@@ -136,6 +136,18 @@ class EvictNode {
   // CPU scene: the besteffort cpu.cfs_quota_us as the kernel holds it.
   std::optional<int64_t> beQuota() const;
 
+  // Stops the agent, by SIGKILL (kill true: a crash, an OOM kill, mid-round) or
+  // SIGTERM (a rolling update), and starts it again at once with the same flags:
+  // from `binary` when given (a new version), else the binary it ran. Its log is
+  // agent-<n>.log; waits until it serves. The API's and kubelet's state stay.
+  void restartAgent(bool kill, const std::string& binary = "");
+  // The kubelet lists `pod` as being deleted (metadata.deletionTimestamp set), as it
+  // does through the graceful termination that follows an accepted eviction; the
+  // pod's processes keep running meanwhile.
+  void markBeingDeleted(const std::string& pod);
+  // The API server stand-in's NodeResourceTopology creates so far.
+  size_t topologyCreates() const;
+
   // The eviction requests the stand-in logged so far, oldest first.
   const std::vector<Seen>& evictions();
   // How many of them were for `pod` ("" = any) with `status` (0 = any).
@@ -169,6 +181,9 @@ class EvictNode {
   std::unique_ptr<MemoryHog> smallHog_, lsHog_, bigHog_;
   std::unique_ptr<Burner> bigBurner_, lsBurner_;
   std::unique_ptr<AgentProcess> agent_;
+  std::string binary_;
+  std::vector<std::string> flags_;
+  int starts_ = 1;
   uint16_t port_ = 0;
   int64_t capacityBytes_ = 1;   // the Node's status.capacity.memory
   int thresholdPercent_ = 100;  // the NodeSLO's memoryEvictThresholdPercent now
