@@ -24,6 +24,7 @@
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
+#include "bench/proc_stats.h"
 #include "kube/pod.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/exposition.h"
@@ -36,6 +37,8 @@ using namespace koord;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 using Steady = std::chrono::steady_clock;
+using bench::cpuSeconds;
+using bench::rssMiB;
 
 namespace {
 
@@ -49,31 +52,6 @@ std::string fixture(const std::string& rel) {
     std::exit(2);
   }
   return *text;
-}
-
-// utime + stime of a process, in seconds.
-double cpuSeconds(pid_t pid) {
-  auto text = readFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!text) return 0;
-  const size_t close = text->rfind(')');
-  std::vector<std::string> fields;
-  size_t at = close + 2;
-  while (at < text->size()) {
-    const size_t sp = text->find(' ', at);
-    fields.push_back(text->substr(at, sp - at));
-    if (sp == std::string::npos) break;
-    at = sp + 1;
-  }
-  // fields[0] is state (field 3); utime is field 14, stime 15.
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
-}
-
-double rssMiB(pid_t pid) {
-  auto text = readFile("/proc/" + std::to_string(pid) + "/status");
-  if (!text) return 0;
-  const size_t at = text->find("VmRSS:");
-  return at == std::string::npos ? 0 : std::stod(text->substr(at + 6)) / 1024.0;
 }
 
 struct Run {

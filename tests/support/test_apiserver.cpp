@@ -59,6 +59,11 @@ struct Shared {
   std::string token;
   std::chrono::milliseconds bookmarkInterval{0};
   std::atomic<size_t> watches{0};
+  // Bytes on the wire over every connection (TLS framing not counted): what the
+  // client sent (request line, headers, body) and what the server sent (replies
+  // and watch events).
+  std::atomic<uint64_t> bytesReceived{0};
+  std::atomic<uint64_t> bytesSent{0};
   // Set once before serving: tells the watches that the store changed (posts to the
   // io thread). Called without mu held.
   std::function<void()> changed;
@@ -171,6 +176,9 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
   enum class After { kNothing, kReadNext, kClose };
 
   void onRequest() {
+    uint64_t in = req_.method_string().size() + req_.target().size() + 11 + req_.body().size();
+    for (const auto& f : req_) in += f.name_string().size() + f.value().size() + 4;
+    shared_->bytesReceived += in;
     TestApiServer::LoggedRequest entry;
     entry.method = std::string(req_.method_string());
     entry.target = std::string(req_.target());
@@ -397,7 +405,8 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
   void writeNext() {
     writing_ = true;
     net::async_write(stream_, net::buffer(out_.front().first),
-                     [self = this->shared_from_this()](error_code ec, size_t) {
+                     [self = this->shared_from_this()](error_code ec, size_t n) {
+                       self->shared_->bytesSent += n;
                        const After after = self->out_.front().second;
                        self->out_.pop_front();
                        self->writing_ = false;
@@ -637,5 +646,7 @@ size_t TestApiServer::count(const std::string& verb, const std::string& resource
 }
 
 size_t TestApiServer::activeWatches() const { return impl_->shared->watches.load(); }
+uint64_t TestApiServer::bytesReceived() const { return impl_->shared->bytesReceived.load(); }
+uint64_t TestApiServer::bytesSent() const { return impl_->shared->bytesSent.load(); }
 
 }  // namespace koord::test

@@ -133,6 +133,10 @@ class TestApiServer {
   size_t count(const std::string& verb, const std::string& resource) const;
   // Watches being streamed now (hung ones included).
   size_t activeWatches() const;
+  // Bytes over every connection so far (HTTP, not TLS framing): requests received
+  // (request line, headers, body) and replies and watch events sent.
+  uint64_t bytesReceived() const;
+  uint64_t bytesSent() const;
 
  private:
   struct Impl;
