@@ -26,6 +26,12 @@ namespace koord {
 
 namespace {
 
+// The directory part of a file path ("" without a '/').
+std::string_view parentDir(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
 // cgroup files are short; a CPU list of 65536 single ids stays well under this.
 constexpr size_t kReadCap = 1u << 20;
 
@@ -251,13 +257,6 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     return std::nullopt;
   }
   const Clock::Monotonic start = clock_->now();
-  if (auto g = gone_.find(write.dir); g != gone_.end()) {
-    if (start - g->second < config_.forceUpdate) {
-      ++batch.skippedGone;
-      return std::nullopt;
-    }
-    gone_.erase(g);  // tried again once a force period
-  }
   // One owner per knob per cgroup: the first strategy to write it keeps it, so two
   // strategies cannot fight over a value write after write.
   auto owner = owners_.find(std::pair<std::string_view, Knob>(write.dir, write.knob));
@@ -313,6 +312,18 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     observe("unsupported", start);
     return std::nullopt;
   }
+  // A cgroup directory found gone (see cgroupsMayHaveChanged), keyed by the file's
+  // own directory: on v1 one hierarchy's dir gone says nothing of another's.
+  if (!gone_.empty()) {
+    if (auto g = gone_.find(std::string(parentDir(path))); g != gone_.end()) {
+      if (start - g->second < config_.forceUpdate) {
+        ++batch.skippedGone;
+        owners_.erase(owner);
+        return std::nullopt;
+      }
+      gone_.erase(g);  // tried again once a force period
+    }
+  }
   const KnobValue value = aimedAt(write.knob, write.value);
   Pending p{.write = &write,
             .path = std::move(path),
@@ -327,7 +338,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
       ++batch.vanished;
       cache_.erase(p.path);
       owners_.erase({write.dir, write.knob});
-      gone_.emplace(write.dir, start);
+      noteIfGone(p.path, start);
       observe("vanished", start);
     } else {
       ++batch.failed;
@@ -443,7 +454,7 @@ bool Executor::writeFile(const Pending& p, const std::string& text, const std::s
     ++batch.vanished;
     cache_.erase(p.path);
     owners_.erase({w.dir, w.knob});
-    gone_.emplace(w.dir, clock_->now());
+    noteIfGone(p.path, clock_->now());
     observe("vanished", start);
     return false;
   }
@@ -521,11 +532,28 @@ void Executor::audit(const Pending& p, const std::string& oldText, const std::st
 void Executor::forgetUnder(std::string_view dir) {
   // "<dir>" and "<dir>/...", not "<dir>-x". A walk of every owner: this runs once
   // per pod that goes, the lookup it makes fast runs for every write.
-  auto under = [&](const std::string& d) {
+  std::erase_if(owners_, [&](const auto& kv) {
+    const std::string& d = kv.first.first;
     return d.starts_with(dir) && (d.size() == dir.size() || d[dir.size()] == '/');
-  };
-  std::erase_if(owners_, [&](const auto& kv) { return under(kv.first.first); });
-  std::erase_if(gone_, [&](const auto& kv) { return under(kv.first); });
+  });
+  // Gone dirs are file directories (<root>/<controller>/<dir>...): "/<dir>" at the end
+  // or "/<dir>/" inside.
+  std::string inner(1, '/');  // appended, not "/" + dir: g++ 12's false -Wrestrict
+  inner.append(dir);
+  std::string innerSlash = inner;
+  innerSlash.push_back('/');
+  std::erase_if(gone_, [&](const auto& kv) {
+    const std::string& d = kv.first;
+    return d.ends_with(inner) || d.find(innerSlash) != std::string::npos;
+  });
+}
+
+// ENOENT on `path`: its cgroup directory is gone when the directory itself is absent
+// (a file missing from a live directory is not a gone cgroup).
+void Executor::noteIfGone(const std::string& path, Clock::Monotonic now) {
+  const std::string dir(parentDir(path));
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 && errno == ENOENT) gone_[dir] = now;
 }
 
 ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {

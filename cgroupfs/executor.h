@@ -156,8 +156,9 @@ class Executor {
   // (a pod a second) is a hundred pods' worth more than the live ones.
   void forgetUnder(std::string_view dir);
 
-  // A cgroup found gone (ENOENT: a terminated container or a finished pod the kubelet
-  // still lists, a stopped host application) is not written again, nor counted
+  // A cgroup found gone (ENOENT and its directory absent: a terminated container or a
+  // finished pod the kubelet still lists, a stopped host application) is not written
+  // again, nor counted
   // "vanished" again, until the caller says cgroups may have changed (the pod list
   // changed) or a force period passes (a host application's cgroup comes back without
   // any pod list change). Without it the same write is planned and found gone every
@@ -324,7 +325,8 @@ class Executor {
     }
   };
   std::unordered_map<std::pair<std::string, Knob>, Owner, OwnerHash, OwnerEqual> owners_;
-  // Cgroup dirs found gone -> when (see cgroupsMayHaveChanged).
+  void noteIfGone(const std::string& path, Clock::Monotonic now);
+  // Directories of files found gone (absent themselves) -> when (cgroupsMayHaveChanged).
   std::unordered_map<std::string, Clock::Monotonic> gone_;
   bool unsupportedLogged_[kKnobCount] = {};  // one line per knob, ever
   std::optional<Clock::Monotonic> swept_;    // the last sweep of the maps above

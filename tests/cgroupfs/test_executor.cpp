@@ -352,9 +352,22 @@ TEST_CASE("a cgroup found gone is not tried again until cgroups may have changed
   CHECK(f.executor().apply({shares(pod2, 2)}).skippedGone == 1);
   f.clock.advance(1s);
   CHECK(f.executor().apply({shares(pod2, 2)}).written == 1);
+  // A file missing from a live directory is no gone cgroup: the directory's other
+  // files are still written (here the pod's cpu dir holds no quota file).
+  std::filesystem::remove(f.tree.path("cpu/" + kPod + "/cpu.cfs_quota_us"));
+  CHECK(f.executor().apply({quota(kPod, 50000)}).vanished == 1);
+  CHECK(f.executor().apply({shares(kPod, 7)}).written == 1);
+  // On v1 each controller has its own directory: the pod's cpuset dir gone says
+  // nothing of its cpu dir.
+  std::filesystem::remove_all(f.tree.path("cpuset/" + kPod));
+  CHECK(f.executor().apply({cpus(kPod, {0, 1})}).vanished == 1);
+  CHECK(f.executor().apply({cpus(kPod, {0, 1}), shares(kPod, 8)}).skippedGone == 1);
+  CHECK(f.file("cpu/" + kPod + "/cpu.shares") == "8\n");
   // A pod that goes takes its gone dirs with it.
   CHECK(f.executor().apply({shares(gone + "/ctr", 2)}).vanished == 1);
   f.executor().forgetUnder(gone);
+  CHECK(f.executor().goneCount() == 1);  // the pod's cpuset dir above stays
+  f.executor().forgetUnder(kPod);
   CHECK(f.executor().goneCount() == 0);
 }
 
