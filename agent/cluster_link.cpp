@@ -149,13 +149,21 @@ void ClusterLink::start() {
   nodeSlo_->start();
   nodeMetric_->start();
   if (nrt_) nrt_->start();
+  // Started again after stop(): the informer keeps the object it held and resumes its
+  // watch from there, so an unchanged NodeMetric would never be announced again.
+  if (reporter_ && nodeMetric_->object() &&
+      schedule_.observe(
+          nodeMetric_->object()->value("/metadata/uid"_json_pointer, std::string()),
+          clock_->now())) {
+    reportNow();
+  }
 }
 
 void ClusterLink::stop() {
   if (!running_) return;
   running_ = false;
   reportTimer_.cancel();
-  schedule_ = ReportSchedule();  // a later start() reports when it sees the object again
+  schedule_ = ReportSchedule();  // a later start() reports at once (see start())
   if (reporter_) reporter_->cancel();
   node_->stop();
   nodeSlo_->stop();

@@ -106,12 +106,16 @@ int main(int argc, char** argv) {
   fixtures = argv[2];
   const size_t n = std::stoul(argv[3]);
   const int seconds = argc > 4 ? std::atoi(argv[4]) : 600;
+  if (seconds < 10) {
+    std::cerr << "fleet: SECONDS must be at least 10\n";
+    return 2;
+  }
   // Every agent keeps ~5 connections to the stand-ins (4 watches, the kubelet): this
   // process holds them all.
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &files);
+  if (setrlimit(RLIMIT_NOFILE, &files) != 0) getrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < n * 8 + 256) {
     std::cerr << "fleet: RLIMIT_NOFILE " << files.rlim_cur << " is too low for " << n
               << " agents\n";
@@ -277,7 +281,10 @@ int main(int argc, char** argv) {
       applied[i] = std::chrono::duration<double, std::milli>(Steady::now() - edit0).count();
       --left;
     }
+    if (left > 0) std::this_thread::sleep_for(5ms);
   }
+  std::erase_if(applied, [](double ms) { return ms < 0; });  // nodes that never applied
+  if (applied.empty()) applied.push_back(-1);
   std::printf("NodeSLO change for %zu nodes: stored in %.0f ms; applied by %zu nodes, p50 %.0f ms, "
               "last %.0f ms after the first update (polling every node's /config in turn)\n",
               n, putAll, n - left, percentile(applied, 0.5),

@@ -12,7 +12,8 @@
 
 int main(int argc, char** argv) {
   const int failed = Catch::Session().run(argc, argv);
-  if (failed != 0) return failed;
+  // Catch2 returns the failed assertions' count: 77 of them must not read as a skip.
+  if (failed != 0) return failed == 77 ? 1 : failed;
   const int skipped = koord::test::skippedCases();
   if (skipped == 0) return 0;
   std::cerr << skipped << " test case(s) skipped (reasons above): exit 77, meson's skip\n";

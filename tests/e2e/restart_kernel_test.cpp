@@ -131,9 +131,12 @@ TEST_CASE("SIGKILLs at any moment of a round and a rolling update move no knob, 
   const std::string newBinary = std::filesystem::temp_directory_path() /
                                 ("koordlet-rolled-" + std::to_string(::getpid()));
   std::filesystem::copy_file(bin, newBinary, std::filesystem::copy_options::overwrite_existing);
+  struct Remove {
+    std::string path;
+    ~Remove() { std::filesystem::remove(path); }
+  } removeNew{newBinary};
   s.restartAgent(false, newBinary);
   why = s.waitReady(30s);
-  std::filesystem::remove(newBinary);
   if (!why.empty()) FAIL(s.fail("ready after the roll: " + why));
   std::this_thread::sleep_for(EvictNode::kCpuCoolSeconds * 1s + 4s);
   stop = true;
@@ -164,6 +167,13 @@ TEST_CASE("SIGKILLs at any moment of a round and a rolling update move no knob, 
   // that wrote from an assumed value would show here, even an equal one).
   CHECK(changedAfter == 0);
   CHECK(writes.size() == writesBefore);
+  // The rolled agent does run suppress (no write above is not a run that does nothing):
+  // a quota put behind its back is taken back to the floor.
+  s.writeBeQuota(100000);
+  why = waitFor(10s, [&]() -> std::string {
+    return s.beQuota() == EvictNode::kQuotaFloor ? "" : "the quota written behind its back stays";
+  });
+  CHECK(why == "");
   // No pod asked twice, be-big not asked again while terminating; one topology.
   CHECK(s.count(kBig) == 1);
   CHECK(s.count(EvictNode::kSmall) <= 1);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -303,12 +304,25 @@ std::optional<int64_t> EvictNode::beQuota() const {
   return std::strtoll(text->c_str(), nullptr, 10);
 }
 
+void EvictNode::writeBeQuota(int64_t quota) const {
+  const CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
+  const std::string path =
+      tree_->kernelPath("cpu", layout.qosDir(KubeQos::kBestEffort), "cpu.cfs_quota_us");
+  std::ofstream out(path);
+  out << quota << "\n";
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
 void EvictNode::restartAgent(bool kill, const std::string& binary) {
   if (kill) {
     ::kill(agent_->pid(), SIGKILL);
     while (agent_->running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   } else {
-    agent_->terminate(std::chrono::seconds(10));
+    // A rolling update's old agent must end cleanly on SIGTERM.
+    const auto exit = agent_->terminate(std::chrono::seconds(10));
+    if (!exit || *exit != 0) {
+      throw std::runtime_error("the agent did not exit 0 on SIGTERM\n" + agent_->log());
+    }
   }
   if (!binary.empty()) binary_ = binary;
   const std::string log = work_.path("agent-" + std::to_string(++starts_) + ".log");

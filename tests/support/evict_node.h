@@ -135,9 +135,12 @@ class EvictNode {
   std::chrono::steady_clock::time_point startCpuPressure();
   // CPU scene: the besteffort cpu.cfs_quota_us as the kernel holds it.
   std::optional<int64_t> beQuota() const;
+  // Writes the besteffort cpu.cfs_quota_us behind the agent's back.
+  void writeBeQuota(int64_t quota) const;
 
   // Stops the agent, by SIGKILL (kill true: a crash, an OOM kill, mid-round) or
-  // SIGTERM (a rolling update), and starts it again at once with the same flags:
+  // SIGTERM (a rolling update; it must exit 0, else this throws), and starts it again
+  // at once with the same flags:
   // from `binary` when given (a new version), else the binary it ran. Its log is
   // agent-<n>.log; waits until it serves. The API's and kubelet's state stay.
   void restartAgent(bool kill, const std::string& binary = "");
