@@ -315,7 +315,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // A cgroup directory found gone (see cgroupsMayHaveChanged), keyed by the file's
   // own directory: on v1 one hierarchy's dir gone says nothing of another's.
   if (!gone_.empty()) {
-    if (auto g = gone_.find(std::string(parentDir(path))); g != gone_.end()) {
+    if (auto g = gone_.find(parentDir(path)); g != gone_.end()) {
       if (start - g->second < config_.forceUpdate) {
         ++batch.skippedGone;
         owners_.erase(owner);

@@ -327,7 +327,13 @@ class Executor {
   std::unordered_map<std::pair<std::string, Knob>, Owner, OwnerHash, OwnerEqual> owners_;
   void noteIfGone(const std::string& path, Clock::Monotonic now);
   // Directories of files found gone (absent themselves) -> when (cgroupsMayHaveChanged).
-  std::unordered_map<std::string, Clock::Monotonic> gone_;
+  // Looked up by string_view (std::equal_to<> and a transparent hash): no key is
+  // built for the lookup each write makes while the map holds anything.
+  struct DirHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, Clock::Monotonic, DirHash, std::equal_to<>> gone_;
   bool unsupportedLogged_[kKnobCount] = {};  // one line per knob, ever
   std::optional<Clock::Monotonic> swept_;    // the last sweep of the maps above
 };
