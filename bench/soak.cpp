@@ -18,7 +18,9 @@
 // state (koordlet_state_entries: executor owners, failure-log keys, hook state, the
 // eviction ledger, the evictor's queue, ...) every few seconds, prints them at 1, 5,
 // 10, 30, 60 and 120 minutes (and at the end), and judges them flat after warm-up: the
-// last 30 s against the 30 s that follow the warm-up, within a small tolerance. It
+// 30 s that begin kAfterCross after the last crossing against the 30 s that follow the
+// warm-up, which begin as long after a crossing (the same phase of the eviction cycle),
+// within a small tolerance. It
 // also judges the cluster side: NodeMetric reports kept coming at their interval, one
 // NodeResourceTopology create, every threshold crossing evicted, no pod asked twice.
 // Exit 0 when all hold, 1 when something grew or failed, 2 on a usage or set-up
@@ -69,7 +71,10 @@ constexpr double kWindowSeconds = 30;  // the reference and the end windows
 constexpr int kReportSeconds = 30;     // the NodeMetric's reportIntervalSeconds (its least)
 constexpr double kCrossEvery = 120;    // seconds between memory threshold crossings
 constexpr auto kCrossFor = 5s;         // how long the threshold stays under the use
-constexpr double kSettleSeconds = 45;  // from a crossing to the end window, at least
+// Both judged windows begin this long after a crossing: the same phase of the
+// eviction cycle (pods replaced, per-pod eviction series kept 300 s), so the two
+// windows compare like with like.
+constexpr double kAfterCross = 50;
 const std::string kNode = "soak-node";
 
 using json = nlohmann::json;
@@ -288,10 +293,14 @@ int main(int argc, char** argv) {
     const auto start = Steady::now();
     auto nextSample = start;
     auto nextChurn = start + 1s;
-    // Crossings after the reference window, and none so late that the end window would
-    // still see the last wave's cache (the executor's known files live 10 s, the
-    // replaced pods' owners until the next churn round) rather than the node after it.
-    double nextCross = warmup + kWindowSeconds + 5;
+    // Crossings every kCrossEvery from kAfterCross before the reference window, the
+    // last one kAfterCross before the end window (which then ends the judgement).
+    double nextCross = warmup - kAfterCross;
+    double lastCross = nextCross;
+    while (lastCross + kCrossEvery + kAfterCross + kWindowSeconds <= seconds) {
+      lastCross += kCrossEvery;
+    }
+    const double endWindow = lastCross + kAfterCross;
     bool crossing = false;  // the threshold is under the use until restoreAt
     auto restoreAt = start;
     size_t replaced = 0, evicted = 0, crossings = 0;
@@ -317,7 +326,7 @@ int main(int argc, char** argv) {
         std::cerr << "soak: the agent exited at t=" << at << " s:\n" << agent.log();
         return 1;
       }
-      if (!crossing && at >= nextCross && at < seconds - kWindowSeconds - kSettleSeconds) {
+      if (!crossing && at >= nextCross && nextCross <= lastCross) {
         // At the node's use now (whole percent, as the agent computes it), lower one
         // under: every BE pod is a victim (their cgroups hold no memory).
         setThreshold(std::max<int>(1, static_cast<int>(hostMemoryUsed() * 100 / capacity)));
@@ -376,7 +385,7 @@ int main(int argc, char** argv) {
 
     // Flat after warm-up: the end window's maximum within tolerance of the reference
     // window's maximum.
-    const double end = samples.back().at;
+    const double end = endWindow + kWindowSeconds;
     std::cout << "flatness (reference " << warmup << ".." << warmup + kWindowSeconds << " s, end "
               << end - kWindowSeconds << ".." << end << " s):\n";
     for (const auto& [key, ignored] : samples.back().values) {
