@@ -152,9 +152,8 @@ void ClusterLink::start() {
   // Started again after stop(): the informer keeps the object it held and resumes its
   // watch from there, so an unchanged NodeMetric would never be announced again.
   if (reporter_ && nodeMetric_->object() &&
-      schedule_.observe(
-          nodeMetric_->object()->value("/metadata/uid"_json_pointer, std::string()),
-          clock_->now())) {
+      schedule_.observe(nodeMetric_->object()->value("/metadata/uid"_json_pointer, std::string()),
+                        clock_->now())) {
     reportNow();
   }
 }
@@ -210,7 +209,7 @@ void ClusterLink::reportNow() {
     return std::move(*status);
   });
   if (started) reportSkipped_.clear();
-  schedule_.ticked(!started    ? ReportSchedule::Tick::kInFlight
+  schedule_.ticked(!started   ? ReportSchedule::Tick::kInFlight
                    : statusOk ? ReportSchedule::Tick::kSent
                               : ReportSchedule::Tick::kNoStatus,
                    every, now);

@@ -107,7 +107,7 @@ class ClusterLink {
   ObjectFn onNode_;
   ObjectFn onNodeSlo_;
   boost::asio::steady_timer reportTimer_;
-  ReportSchedule schedule_;  // when the NodeMetric is reported
+  ReportSchedule schedule_;    // when the NodeMetric is reported
   std::string reportSkipped_;  // why no report is being made, for /readyz
   bool running_ = false;
 };

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "base/read_file.h"
+#include "bench/proc_stats.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
-#include "bench/proc_stats.h"
 #include "kube/pod.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/exposition.h"

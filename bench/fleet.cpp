@@ -179,14 +179,14 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir + "/checkpoints");
     agents.push_back(std::make_unique<test::AgentProcess>(
         agentBinary,
-        std::vector<std::string>{
-            "--addr=127.0.0.1:0", "--cgroup-root-dir=" + cgroupRoot, "--proc-root-dir=/proc/",
-            "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
-            "--kubelet-read-only-port=" + std::to_string(kubelet.port()), "--dry-run",
-            "--sys-fs-root-dir=" + work.path("sys-fs"),
-            "--sys-root-dir=" + fixtures + "/sysfs/arm-128cpu-2socket-4numa",
-            "--kubeconfig=" + work.path("kubeconfig"),
-            "--prediction-checkpoint-filepath=" + dir + "/checkpoints"},
+        std::vector<std::string>{"--addr=127.0.0.1:0", "--cgroup-root-dir=" + cgroupRoot,
+                                 "--proc-root-dir=/proc/", "--kubelet-insecure-tls=true",
+                                 "--kubelet-addr=127.0.0.1",
+                                 "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+                                 "--dry-run", "--sys-fs-root-dir=" + work.path("sys-fs"),
+                                 "--sys-root-dir=" + fixtures + "/sysfs/arm-128cpu-2socket-4numa",
+                                 "--kubeconfig=" + work.path("kubeconfig"),
+                                 "--prediction-checkpoint-filepath=" + dir + "/checkpoints"},
         dir + "/agent.log", nodeName(i)));
   }
   for (size_t i = 0; i < n; ++i) {
@@ -212,10 +212,11 @@ int main(int argc, char** argv) {
   }
   const double settledIn = std::chrono::duration<double>(Steady::now() - t0).count();
   const size_t startRequests = api.requests().size();
-  std::printf("%zu agents: all serving after %.1f s, %zu of %zu reported and topology kept after "
-              "%.1f s; %zu requests to get there (%.1f per node)\n",
-              n, startedIn, settled, n, settledIn, startRequests,
-              static_cast<double>(startRequests) / static_cast<double>(n));
+  std::printf(
+      "%zu agents: all serving after %.1f s, %zu of %zu reported and topology kept after "
+      "%.1f s; %zu requests to get there (%.1f per node)\n",
+      n, startedIn, settled, n, settledIn, startRequests,
+      static_cast<double>(startRequests) / static_cast<double>(n));
   for (const auto& [key, count] : byVerb(api.requests(), 0)) {
     std::printf("  start  %-7s %-24s %6zu  (%.2f per node)\n", key.first.c_str(),
                 key.second.c_str(), count, static_cast<double>(count) / static_cast<double>(n));
@@ -285,10 +286,11 @@ int main(int argc, char** argv) {
   }
   std::erase_if(applied, [](double ms) { return ms < 0; });  // nodes that never applied
   if (applied.empty()) applied.push_back(-1);
-  std::printf("NodeSLO change for %zu nodes: stored in %.0f ms; applied by %zu nodes, p50 %.0f ms, "
-              "last %.0f ms after the first update (polling every node's /config in turn)\n",
-              n, putAll, n - left, percentile(applied, 0.5),
-              *std::max_element(applied.begin(), applied.end()));
+  std::printf(
+      "NodeSLO change for %zu nodes: stored in %.0f ms; applied by %zu nodes, p50 %.0f ms, "
+      "last %.0f ms after the first update (polling every node's /config in turn)\n",
+      n, putAll, n - left, percentile(applied, 0.5),
+      *std::max_element(applied.begin(), applied.end()));
   const auto after = api.requests();
   std::printf("  requests the agents made meanwhile: %zu; watch events sent: %.0f KB\n",
               after.size() - log1, static_cast<double>(api.bytesSent() - sent1) / 1000.0);

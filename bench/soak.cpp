@@ -8,11 +8,11 @@
 // the NodeResourceTopology, and evictions. The Node's memory capacity is this
 // machine's MemTotal, so the NodeSLO's 70 % is not reached (a build beside the soak
 // may use a few GiB); every kCrossEvery the soak lowers memoryEvictThresholdPercent
-// to the node's use for a few seconds (a NodeSLO update), BEMemoryEvict evicts the BE pods through the API (the stand-in
-// deletes them) and the soak replaces each evicted pod, as a ReplicaSet would.
-// BECPUEvict stays off: on a loaded two-CPU machine the suppressed BE quota falls
-// under one core, which koordlet counts as BE starving whatever BE uses, and its
-// waves would come at random rather than when the soak chooses.
+// to the node's use for a few seconds (a NodeSLO update), BEMemoryEvict evicts the BE pods through
+// the API (the stand-in deletes them) and the soak replaces each evicted pod, as a ReplicaSet
+// would. BECPUEvict stays off: on a loaded two-CPU machine the suppressed BE quota falls under one
+// core, which koordlet counts as BE starving whatever BE uses, and its waves would come at random
+// rather than when the soak chooses.
 //
 // It samples the agent's RSS, open fds, /metrics series, metric-cache bytes and per-pod
 // state (koordlet_state_entries: executor owners, failure-log keys, hook state, the
@@ -461,7 +461,8 @@ int main(int argc, char** argv) {
     }
     if (status != 0) {
       const std::string all = agent.log();
-      std::cout << "the agent's log (end):\n" << all.substr(all.size() > 6000 ? all.size() - 6000 : 0);
+      std::cout << "the agent's log (end):\n"
+                << all.substr(all.size() > 6000 ? all.size() - 6000 : 0);
     }
   }
   fs::remove_all(work);

@@ -322,9 +322,10 @@ TEST_CASE("a vanished cgroup is counted and not logged", "[executor]") {
   CHECK(f.statuses == std::vector<std::string>{"vanished", "vanished"});
 }
 
-TEST_CASE("a cgroup found gone is not tried again until cgroups may have changed or a force "
-          "period passes",
-          "[executor]") {
+TEST_CASE(
+    "a cgroup found gone is not tried again until cgroups may have changed or a force "
+    "period passes",
+    "[executor]") {
   Fixture f;
   const std::string gone = "kubepods/besteffort/podgone";
   CHECK(f.executor().apply({shares(gone, 2)}).vanished == 1);

@@ -175,9 +175,10 @@ TEST_CASE("a PodDisruptionBudget's 429 is not retried in a loop, and the pod goe
   CHECK(s.agent().terminate(10s) == 0);
 }
 
-TEST_CASE("a throttling 429 keeps the pod counted: no other victim is asked, the same pod is "
-          "asked again after its back-off, and the log says so",
-          "[e2e][evict]") {
+TEST_CASE(
+    "a throttling 429 keeps the pod counted: no other victim is asked, the same pod is "
+    "asked again after its back-off, and the log says so",
+    "[e2e][evict]") {
   KOORDLET_SKIP_UNLESS_EMPTY(EvictNode::unavailableReason());
   EvictNode s(std::getenv("KOORDLET_BIN"), {});
   // API priority and fairness: 429 without a DisruptionBudget cause.

@@ -60,9 +60,10 @@ std::vector<std::pair<int64_t, int64_t>> quotaWrites(const std::string& audit) {
 
 }  // namespace
 
-TEST_CASE("SIGKILLs at any moment of a round and a rolling update move no knob, ask for no pod twice and "
-          "create no second NodeResourceTopology",
-          "[e2e][restart]") {
+TEST_CASE(
+    "SIGKILLs at any moment of a round and a rolling update move no knob, ask for no pod twice and "
+    "create no second NodeResourceTopology",
+    "[e2e][restart]") {
   KOORDLET_SKIP_UNLESS_EMPTY(EvictNode::cpuUnavailableReason());
   const char* bin = std::getenv("KOORDLET_BIN");
   if (bin == nullptr || *bin == '\0') FAIL("KOORDLET_BIN is not set");
@@ -128,8 +129,8 @@ TEST_CASE("SIGKILLs at any moment of a round and a rolling update move no knob, 
   std::this_thread::sleep_for(EvictNode::kCpuCoolSeconds * 1s + 4s);  // past its cool-down
 
   // 2. A rolling update: SIGTERM, a new binary, start.
-  const std::string newBinary = std::filesystem::temp_directory_path() /
-                                ("koordlet-rolled-" + std::to_string(::getpid()));
+  const std::string newBinary =
+      std::filesystem::temp_directory_path() / ("koordlet-rolled-" + std::to_string(::getpid()));
   std::filesystem::copy_file(bin, newBinary, std::filesystem::copy_options::overwrite_existing);
   struct Remove {
     std::string path;
@@ -149,8 +150,8 @@ TEST_CASE("SIGKILLs at any moment of a round and a rolling update move no knob, 
   for (size_t i = writesBefore; i < writes.size(); ++i) {
     if (writes[i].first != writes[i].second) ++changedAfter;
   }
-  std::printf(
-      "FIGURE restart: %zu kernel samples across a SIGKILL and a roll, values seen {", samples);
+  std::printf("FIGURE restart: %zu kernel samples across a SIGKILL and a roll, values seen {",
+              samples);
   for (int64_t v : seen) std::printf(" %lld", static_cast<long long>(v));
   std::printf(" }; besteffort quota writes after the first kill: %zu, changing a value: %zu\n",
               writes.size() - writesBefore, changedAfter);

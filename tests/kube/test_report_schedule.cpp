@@ -77,9 +77,10 @@ std::vector<double> gaps(const std::vector<double>& times) {
 
 }  // namespace
 
-TEST_CASE("A NodeMetric is reported when it appears, then once every reportIntervalSeconds, "
-          "on through three aggregate windows",
-          "[report-schedule]") {
+TEST_CASE(
+    "A NodeMetric is reported when it appears, then once every reportIntervalSeconds, "
+    "on through three aggregate windows",
+    "[report-schedule]") {
   Sim sim;
   sim.observe("uid-1");
   sim.runTo(30 * 60 + 1);  // three 10-minute windows (koordlet's aggregate durations: 5, 10, 30)
@@ -113,9 +114,10 @@ TEST_CASE("A report that meets 409s is retried inside it and the next one keeps 
   CHECK(sim.stored[1] == Approx(60.1).margin(0.011));
 }
 
-TEST_CASE("While the API server is down each tick tries once; when it is back the next tick "
-          "reports, with no catch-up burst",
-          "[report-schedule]") {
+TEST_CASE(
+    "While the API server is down each tick tries once; when it is back the next tick "
+    "reports, with no catch-up burst",
+    "[report-schedule]") {
   Sim sim;
   sim.observe("uid-1");
   sim.runTo(90);
@@ -150,9 +152,10 @@ TEST_CASE("A NodeMetric deleted is not reported; created again (a new uid) it is
   CHECK(sim.sent == std::vector<double>{0, 60, 250, 310});
 }
 
-TEST_CASE("Changes to the object other than its uid make nothing due; a new interval applies "
-          "from the next report",
-          "[report-schedule]") {
+TEST_CASE(
+    "Changes to the object other than its uid make nothing due; a new interval applies "
+    "from the next report",
+    "[report-schedule]") {
   Sim sim;
   sim.observe("uid-1");
   sim.runTo(90);

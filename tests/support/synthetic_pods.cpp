@@ -46,17 +46,19 @@ nlohmann::json syntheticPodJson(const SyntheticPod& p) {
   for (size_t c = 0; c < p.containerIds.size(); ++c) {
     std::string name = "c";  // not "c" + to_string: g++ 12's false -Wrestrict
     name += std::to_string(c);
-    containers.push_back({{"name", name}, {"image", "busybox"}, {"resources", resourcesFor(p.qos)}});
+    containers.push_back(
+        {{"name", name}, {"image", "busybox"}, {"resources", resourcesFor(p.qos)}});
     statuses.push_back(
         {{"name", name}, {"ready", true}, {"containerID", "containerd://" + p.containerIds[c]}});
   }
   nlohmann::json labels = {{"app", "synthetic"}};
   if (p.qos == KubeQos::kBestEffort) labels["koordinator.sh/qosClass"] = "BE";
-  return {{"metadata",
-           {{"name", p.name}, {"namespace", kSyntheticNamespace}, {"uid", p.uid}, {"labels", labels}}},
-          {"spec", {{"containers", containers}}},
-          {"status",
-           {{"phase", "Running"}, {"qosClass", toString(p.qos)}, {"containerStatuses", statuses}}}};
+  return {
+      {"metadata",
+       {{"name", p.name}, {"namespace", kSyntheticNamespace}, {"uid", p.uid}, {"labels", labels}}},
+      {"spec", {{"containers", containers}}},
+      {"status",
+       {{"phase", "Running"}, {"qosClass", toString(p.qos)}, {"containerStatuses", statuses}}}};
 }
 
 std::string syntheticPodListJson(const std::vector<SyntheticPod>& pods) {
