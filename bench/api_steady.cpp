@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/read_file.h"
+#include "bench/capture_tree.h"
 #include "bench/proc_stats.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
@@ -96,24 +97,7 @@ int main(int argc, char** argv) {
   if (!pods) return 2;
   test::TempTree work;
   const std::string cgroupRoot = work.path("cgroup");
-  const CgroupLayout layout(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
-  const std::string eks = "cgroup/v1/elastic-amzn2-eks-node/sys/fs/cgroup/";
-  const std::string container =
-      "/kubepods.slice/kubepods-burstable.slice/"
-      "kubepods-burstable-pod7a96c459_d529_44ae_9f99_90d3798d6426.slice/"
-      "cri-containerd-1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496.scope/";
-  size_t running = 0;
-  for (const auto& pod : *pods) {
-    if (pod.phase != "Running") continue;
-    ++running;
-    const std::string dir = layout.podDir(pod.kubeQos, pod.uid);
-    for (CgroupFile f : {CgroupFile::kCpuUsage, CgroupFile::kMemoryStat, CgroupFile::kCpuStat}) {
-      const std::string mount = f == CgroupFile::kMemoryStat ? "memory" : "cpu,cpuacct";
-      const std::string path = cgroupFilePath(layout, cgroupRoot, dir, f);
-      work.write(std::filesystem::relative(path, work.path()).string(),
-                 fixture(eks + mount + container + cgroupFileSpec(f).v1File));
-    }
-  }
+  const size_t running = bench::writeCaptureCgroups(work, cgroupRoot, *pods, fixture);
   std::filesystem::create_directories(work.path("sys-fs"));
 
   test::TestKubelet kubelet;
