@@ -54,11 +54,16 @@ test-asan: build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  meson test -C $(BUILD_ASAN) --print-errorlogs
 
+# Ends with where the time went (CI's hour: the builds are most of it).
 test: deps
-	@status=0; \
-	$(MAKE) --no-print-directory test-plain || status=1; \
-	$(MAKE) --no-print-directory test-asan || status=1; \
+	@status=0; t0=$$(date +%s); \
+	$(MAKE) --no-print-directory build || status=1; t1=$$(date +%s); \
+	$(MAKE) --no-print-directory test-plain || status=1; t2=$$(date +%s); \
+	$(MAKE) --no-print-directory build-asan || status=1; t3=$$(date +%s); \
+	$(MAKE) --no-print-directory test-asan || status=1; t4=$$(date +%s); \
 	./tests/summary.sh $(BUILD) $(BUILD_ASAN) || status=1; \
+	echo "time: plain build $$((t1 - t0)) s, plain tests $$((t2 - t1)) s," \
+	  "ASan build $$((t3 - t2)) s, ASan tests $$((t4 - t3)) s"; \
 	exit $$status
 
 bench: build
