@@ -1,8 +1,8 @@
 #!/bin/bash
 # The layout's rules, checked on the source tree (README "Layout"):
-#   base <- kube <- cgroupfs, resctrl <- metrics <- qos, prediction <- nri, runtimeproxy <- agent
+#   base <- kube <- cgroupfs, resctrl, gpu <- metrics <- qos, prediction <- nri, runtimeproxy <- agent
 # 1. a source file includes headers of its own folder and of folders below it only
-#    (cgroupfs and resctrl, qos and prediction, nri and runtimeproxy are side by side: neither
+#    (cgroupfs, resctrl and gpu, qos and prediction, nri and runtimeproxy are side by side: neither
 #    includes the other);
 # 2. each folder's meson library depends on the libraries of folders below it only;
 # 3. base/ uses no third-party library (its meson dependencies are the C++ runtime's);
@@ -12,7 +12,7 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-declare -A rank=([base]=0 [kube]=1 [cgroupfs]=2 [resctrl]=2 [metrics]=3 [qos]=4 [prediction]=4 [nri]=5 [runtimeproxy]=5 [agent]=6)
+declare -A rank=([base]=0 [kube]=1 [cgroupfs]=2 [resctrl]=2 [gpu]=2 [metrics]=3 [qos]=4 [prediction]=4 [nri]=5 [runtimeproxy]=5 [agent]=6)
 breaches=0
 breach() {
   echo "layering: $*"
