@@ -1,4 +1,4 @@
-#include "kube/topology_reporter.h"
+#include "kube/owned_object_reporter.h"
 
 #include "kube/api_status.h"
 
@@ -8,8 +8,6 @@
 namespace koord {
 namespace {
 
-constexpr const char* kFailureKey = "kube-api noderesourcetopologies";
-
 std::string rvOf(const nlohmann::json& obj) {
   const auto ptr = "/metadata/resourceVersion"_json_pointer;
   return obj.is_object() && obj.contains(ptr) && obj[ptr].is_string() ? obj[ptr].get<std::string>()
@@ -18,26 +16,31 @@ std::string rvOf(const nlohmann::json& obj) {
 
 }  // namespace
 
-TopologyReporter::TopologyReporter(ApiClient& client, std::string nodeName, const Clock& clock,
-                                   FailureLog& failures)
+OwnedObjectReporter::OwnedObjectReporter(ApiClient& client, ReportedKind kind, std::string nodeName,
+                                         const Clock& clock, FailureLog& failures)
     : client_(client),
+      kind_(std::move(kind)),
+      failureKey_("kube-api " + kind_.resource),
       nodeName_(std::move(nodeName)),
-      path_(std::string(kNrtCollectionPath) + "/" + nodeName_),
+      path_(kind_.collectionPath + "/" + nodeName_),
       clock_(&clock),
       failures_(failures) {}
 
-TopologyReporter::~TopologyReporter() { cancel(); }
+OwnedObjectReporter::~OwnedObjectReporter() { cancel(); }
 
-void TopologyReporter::cancel() {
+void OwnedObjectReporter::cancel() {
   if (inFlight_) client_.cancel(*inFlight_);
   inFlight_.reset();
 }
 
-bool TopologyReporter::sync(const std::optional<nlohmann::json>& current, const NrtContent& content,
-                            const std::string& nodeUid) {
-  if (inFlight_) return false;
-  if (streak_ > 0 && clock_->now() < retryAt_ && content == content_) return false;
-  content_ = content;
+bool OwnedObjectReporter::sync(const std::optional<nlohmann::json>& current,
+                               std::shared_ptr<const ReportedContent> content,
+                               const std::string& nodeUid) {
+  if (inFlight_ || !content) return false;
+  if (streak_ > 0 && clock_->now() < retryAt_ && content_ && content->equals(*content_)) {
+    return false;
+  }
+  content_ = std::move(content);
   nodeUid_ = nodeUid;
   const nlohmann::json* seen = current ? &*current : nullptr;
   // The informer still shows what our last write replaced: our reply is newer. For
@@ -51,7 +54,7 @@ bool TopologyReporter::sync(const std::optional<nlohmann::json>& current, const 
     create(1);
     return true;
   }
-  auto why = nrtDiffers(*seen, content_);
+  auto why = content_->differs(*seen);
   if (!why) {
     ++unchanged_;
     return true;
@@ -61,12 +64,12 @@ bool TopologyReporter::sync(const std::optional<nlohmann::json>& current, const 
   return true;
 }
 
-void TopologyReporter::create(int attempt) {
+void OwnedObjectReporter::create(int attempt) {
   ApiRequest req;
   req.verb = "POST";
-  req.resource = std::string(kNrtResource);
-  req.path = std::string(kNrtCollectionPath);
-  req.body = newNrtObject(nodeName_, nodeUid_, content_).dump();
+  req.resource = kind_.resource;
+  req.path = kind_.collectionPath;
+  req.body = content_->newObject(nodeName_, nodeUid_).dump();
   lastBodyBytes_ = req.body.size();
   inFlight_ = client_.send(std::move(req), [this, attempt](Result<ApiReply> reply) {
     inFlight_.reset();
@@ -84,12 +87,12 @@ void TopologyReporter::create(int attempt) {
   });
 }
 
-void TopologyReporter::update(const nlohmann::json& current, int attempt) {
+void OwnedObjectReporter::update(const nlohmann::json& current, int attempt) {
   ApiRequest req;
   req.verb = "PUT";
-  req.resource = std::string(kNrtResource);
+  req.resource = kind_.resource;
   req.path = path_;
-  req.body = applyNrtContent(current, content_).dump();
+  req.body = content_->applied(current).dump();
   lastBodyBytes_ = req.body.size();
   const std::string basedOn = rvOf(current);
   inFlight_ = client_.send(std::move(req), [this, attempt, basedOn](Result<ApiReply> reply) {
@@ -112,10 +115,10 @@ void TopologyReporter::update(const nlohmann::json& current, int attempt) {
   });
 }
 
-void TopologyReporter::reread(int attempt) {
+void OwnedObjectReporter::reread(int attempt) {
   ApiRequest req;
   req.verb = "GET";
-  req.resource = std::string(kNrtResource);
+  req.resource = kind_.resource;
   req.path = path_;
   inFlight_ = client_.send(std::move(req), [this, attempt](Result<ApiReply> reply) {
     inFlight_.reset();
@@ -129,10 +132,10 @@ void TopologyReporter::reread(int attempt) {
     }
     auto object = nlohmann::json::parse(reply->body, nullptr, false);
     if (object.is_discarded() || !object.is_object()) {
-      finish(false, "GET " + std::string(kNrtResource) + ": the reply is not a JSON object");
+      finish(false, "GET " + kind_.resource + ": the reply is not a JSON object");
       return;
     }
-    if (!nrtDiffers(object, content_)) {
+    if (!content_->differs(object)) {
       finish(true, "");
       return;
     }
@@ -140,7 +143,7 @@ void TopologyReporter::reread(int attempt) {
   });
 }
 
-void TopologyReporter::written(const std::string& basedOnRv, const ApiReply& reply) {
+void OwnedObjectReporter::written(const std::string& basedOnRv, const ApiReply& reply) {
   auto object = nlohmann::json::parse(reply.body, nullptr, false);
   if (!object.is_discarded() && object.is_object()) {
     lastWritten_ = std::move(object);
@@ -151,8 +154,8 @@ void TopologyReporter::written(const std::string& basedOnRv, const ApiReply& rep
   finish(true, "");
 }
 
-void TopologyReporter::fail(const std::string& verb, const Result<ApiReply>& reply) {
-  const std::string source = verb + " " + std::string(kNrtResource);
+void OwnedObjectReporter::fail(const std::string& verb, const Result<ApiReply>& reply) {
+  const std::string source = verb + " " + kind_.resource;
   if (!reply.ok()) {
     finish(false, source + ": " + reply.error().message);
     return;
@@ -165,16 +168,16 @@ void TopologyReporter::fail(const std::string& verb, const Result<ApiReply>& rep
   finish(false, why);
 }
 
-void TopologyReporter::finish(bool ok, const std::string& error) {
+void OwnedObjectReporter::finish(bool ok, const std::string& error) {
   if (ok) {
     lastSuccess_ = clock_->wallNow();
     lastError_.clear();
     streak_ = 0;
-    failures_.success(kFailureKey);
+    failures_.success(failureKey_);
   } else {
     ++failed_;
     lastError_ = error;
-    failures_.failure(kFailureKey, Severity::kWarning, error);
+    failures_.failure(failureKey_, Severity::kWarning, error);
     // 3 s doubling to 5 min; a Retry-After at least, never past 5 min.
     std::chrono::seconds wait = kFirstBackoff * (1LL << std::min(streak_, 7));
     if (retryAfter_) wait = std::max(wait, *retryAfter_);
