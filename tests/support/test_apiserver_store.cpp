@@ -13,13 +13,14 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr std::array<ResourceType, 6> kResources{{
+constexpr std::array<ResourceType, 7> kResources{{
     {"nodes", "Node", "", "v1", false},
     {"pods", "Pod", "", "v1", true},
     {"events", "Event", "", "v1", true},
     {"nodeslos", "NodeSLO", "slo.koordinator.sh", "v1alpha1", false},
     {"nodemetrics", "NodeMetric", "slo.koordinator.sh", "v1alpha1", false},
     {"noderesourcetopologies", "NodeResourceTopology", "topology.node.k8s.io", "v1alpha1", false},
+    {"devices", "Device", "scheduling.koordinator.sh", "v1alpha1", false},
 }};
 
 std::vector<std::string_view> splitPath(std::string_view path) {

@@ -1,0 +1,54 @@
+// DeviceReporter: the node's Device kept saying what the agent read of its GPUs
+// (kube/device_object.h), through the reporter every node-owned object shares
+// (kube/owned_object_reporter.h: create when absent, update only what differs,
+// conflicts, back-off; FailureLog key "kube-api devices"). The agent syncs it every
+// --node-topology-sync-interval, as koordlet does, while the Accelerators gate is on
+// and NVML is loaded.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kube/device_object.h"
+#include "kube/owned_object_reporter.h"
+
+namespace koord {
+
+class DeviceReport final : public ReportedContent {
+ public:
+  explicit DeviceReport(DeviceContent content) : content_(std::move(content)) {}
+  nlohmann::json newObject(std::string_view nodeName, std::string_view nodeUid) const override {
+    return newDeviceObject(nodeName, nodeUid, content_);
+  }
+  nlohmann::json applied(const nlohmann::json& current) const override {
+    return applyDeviceContent(current, content_);
+  }
+  std::optional<std::string> differs(const nlohmann::json& current) const override {
+    return deviceDiffers(current, content_);
+  }
+  bool equals(const ReportedContent& other) const override {
+    const auto* o = dynamic_cast<const DeviceReport*>(&other);
+    return o != nullptr && o->content_ == content_;
+  }
+
+ private:
+  DeviceContent content_;
+};
+
+class DeviceReporter : public OwnedObjectReporter {
+ public:
+  DeviceReporter(ApiClient& client, std::string nodeName, const Clock& clock, FailureLog& failures)
+      : OwnedObjectReporter(
+            client, ReportedKind{std::string(kDeviceResource), std::string(kDeviceCollectionPath)},
+            std::move(nodeName), clock, failures) {}
+  bool sync(const std::optional<nlohmann::json>& current, const DeviceContent& content,
+            const std::string& nodeUid) {
+    return OwnedObjectReporter::sync(current, std::make_shared<const DeviceReport>(content),
+                                     nodeUid);
+  }
+};
+
+}  // namespace koord
