@@ -191,6 +191,7 @@ Exporter::Exporter(std::string nodeName, std::string version)
   initKubeApi();
   initEviction();
   initPrediction();
+  initGpu();
   kubeletUp_ = &gaugeFamily("koordlet_kubelet_up",
                             "Whether the kubelet answered the last probe (pods are known)")
                     .Add(node);

@@ -27,6 +27,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "metrics/gpu_collector.h"
 #include "metrics/node_collector.h"
 #include "metrics/pod_collector.h"
 #include "metrics/self_collector.h"
@@ -251,6 +252,19 @@ class Exporter {
   static constexpr double kEvictionDetailTtl = 300;
   static constexpr size_t kEvictionDetailMax = 1000;
 
+  // --- GPUs (metrics/exporter_gpu.cpp; gate Accelerators). koordlet v1.7.0 exports
+  // none; the names are its metric cache's kinds (node_gpu_core_usage, ...) with the
+  // koordlet_ prefix and its labels gpu_minor, gpu_device_uuid, pod_uid, container_id:
+  // koordlet_gpu_device_info{gpu_minor,gpu_device_uuid,model,driver_version,bus_id,
+  // numa_node} 1 and koordlet_gpu_device_healthy 0/1 per GPU;
+  // koordlet_node_gpu_core_usage (percent of one GPU), koordlet_node_gpu_memory_usage_bytes
+  // and koordlet_node_gpu_memory_total_bytes per GPU; koordlet_pod_gpu_core_usage /
+  // _memory_usage_bytes {pod_uid} and koordlet_container_gpu_core_usage /
+  // _memory_usage_bytes {container_id} per GPU the pod or container uses. Series of a
+  // round replace the last round's.
+  void recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystemInfo& system,
+                  const GpuRound& round);
+
   // The text exposition format (version 0.0.4).
   std::string render() const;
   prometheus::Registry& registry() { return *registry_; }
@@ -279,6 +293,7 @@ class Exporter {
   void initKubeApi();
   void initEviction();
   void initPrediction();
+  void initGpu();
 
   std::string node_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -390,6 +405,17 @@ class Exporter {
   prometheus::Counter* checkpointsSaved_ = nullptr;
   prometheus::Counter* checkpointSaveErrors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* hostAppUsage_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* gpuInfo_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* gpuHealthy_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* nodeGpuCore_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* nodeGpuMemory_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* nodeGpuMemoryTotal_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* podGpuCore_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* podGpuMemory_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* containerGpuCore_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* containerGpuMemory_ = nullptr;
+  // (family, series) written by the last recordGpus(), removed by the next.
+  std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> gpuSeries_;
   prometheus::Family<prometheus::Gauge>* nodeAllocatable_ = nullptr;
   prometheus::Family<prometheus::Counter>* cpuInfoStatus_ = nullptr;
   prometheus::Family<prometheus::Counter>* numaInfoStatus_ = nullptr;

@@ -245,6 +245,17 @@ void driveExporter(Exporter& e) {
   e.recordReclaimable(reclaimable);
   e.recordPredictor({10, 40000, 1, 0, 0.002});
   e.recordHostApps({{"nginx", "koord-prod", "LS", 0.5, 1e8}});
+  {
+    GpuInventory gpu;
+    gpu.info = {0, "GPU-6b1ff724", 0, "NVIDIA H100 80GB HBM3", 85520809984ULL, "0000:3b:00.0", true,
+                ""};
+    gpu.place = {0, 0};
+    GpuRound round;
+    round.node[0] = {87, 30ULL << 30};
+    round.pods["pod-uid"][0] = {70, 18ULL << 30};
+    round.containers[std::string(64, 'a')][0] = {70, 18ULL << 30};
+    e.recordGpus({gpu}, {"535.104.05", "12.2"}, round);
+  }
   e.recordNodeAllocatable({4300, int64_t{10} << 30, 2000, int64_t{4} << 30});
   e.countNodeInfoCollection(true, true);
   e.recordSharePools(28, 0);

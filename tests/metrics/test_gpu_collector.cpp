@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "metrics/exporter.h"
 #include "metrics/gpu_collector.h"
 #include "tests/support/temp_tree.h"
 
@@ -172,4 +173,27 @@ TEST_CASE("a driver that cannot list its GPUs leaves none", "[gpu]") {
   CHECK(st.error().message == "NVML nvmlDeviceGetCount_v2: Unknown Error (999)");
   CHECK(collector.inventory().empty());
   CHECK(collector.collect(1).node.empty());
+}
+
+TEST_CASE("each round's GPU series replace the last round's", "[gpu]") {
+  Node node;
+  GpuCollector collector(std::make_unique<FakeGpus>(), node.proc.path(), node.sys.path());
+  REQUIRE(collector.start().ok());
+  Exporter e("gpu-node", "v1");
+  e.recordGpus(collector.inventory(), collector.system(), collector.collect(1));
+  std::string text = e.render();
+  CHECK(text.find("koordlet_node_gpu_core_usage{gpu_device_uuid=\"GPU-6b1ff724-4fe2-17b8-adfe-"
+                  "1f4c8a4148d1\",gpu_minor=\"0\",node=\"gpu-node\"} 87") != std::string::npos);
+  CHECK(text.find("koordlet_pod_gpu_core_usage{gpu_device_uuid=\"GPU-6b1ff724-4fe2-17b8-adfe-"
+                  "1f4c8a4148d1\",gpu_minor=\"0\",node=\"gpu-node\",pod_uid=\"" +
+                  std::string(kPodA) + "\"} 70") != std::string::npos);
+  CHECK(text.find("model=\"NVIDIA H100 80GB HBM3\"") != std::string::npos);
+  // Pod A's processes end: its series go with the next round.
+  node.proc.write("100/cgroup", "0::/system.slice/x.service\n");
+  node.proc.write("101/cgroup", "0::/system.slice/x.service\n");
+  e.recordGpus(collector.inventory(), collector.system(), collector.collect(2));
+  text = e.render();
+  CHECK(text.find(kPodA) == std::string::npos);
+  CHECK(text.find(kCtrA) == std::string::npos);
+  CHECK(text.find(kPodB) != std::string::npos);
 }

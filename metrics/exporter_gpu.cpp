@@ -1,0 +1,82 @@
+// The exporter's GPU families (exporter.h "GPUs"): the devices the driver lists and
+// the use the last round read, by the node, each pod and each container.
+#include "metrics/exporter.h"
+
+namespace koord {
+
+void Exporter::initGpu() {
+  gpuInfo_ = &gaugeFamily("koordlet_gpu_device_info",
+                          "a GPU of the node as the driver names it (always 1)");
+  gpuHealthy_ = &gaugeFamily("koordlet_gpu_device_healthy",
+                             "whether the GPU is healthy (1) or not (0), as the Device reports it");
+  nodeGpuCore_ = &gaugeFamily("koordlet_node_gpu_core_usage",
+                              "the percent of the time a kernel ran on the GPU");
+  nodeGpuMemory_ =
+      &gaugeFamily("koordlet_node_gpu_memory_usage_bytes", "the GPU's memory in use, bytes");
+  nodeGpuMemoryTotal_ =
+      &gaugeFamily("koordlet_node_gpu_memory_total_bytes", "the GPU's memory, bytes");
+  podGpuCore_ = &gaugeFamily("koordlet_pod_gpu_core_usage",
+                             "the pod's processes' share of the GPU's cores, percent of one GPU");
+  podGpuMemory_ = &gaugeFamily("koordlet_pod_gpu_memory_usage_bytes",
+                               "the GPU memory the pod's processes hold, bytes");
+  containerGpuCore_ =
+      &gaugeFamily("koordlet_container_gpu_core_usage",
+                   "the container's processes' share of the GPU's cores, percent of one GPU");
+  containerGpuMemory_ = &gaugeFamily("koordlet_container_gpu_memory_usage_bytes",
+                                     "the GPU memory the container's processes hold, bytes");
+}
+
+void Exporter::recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystemInfo& system,
+                          const GpuRound& round) {
+  for (auto& [family, gauge] : gpuSeries_) family->Remove(gauge);
+  gpuSeries_.clear();
+  auto set = [&](prometheus::Family<prometheus::Gauge>* family, prometheus::Labels labels,
+                 double value) {
+    labels.emplace("node", node_);
+    prometheus::Gauge& g = family->Add(labels);
+    g.Set(value);
+    gpuSeries_.emplace_back(family, &g);
+  };
+  std::map<unsigned, std::string> uuidOf;
+  for (const GpuInventory& g : gpus) {
+    const std::string minor = std::to_string(g.info.minor);
+    uuidOf[g.info.minor] = g.info.uuid;
+    set(gpuInfo_,
+        {{"gpu_minor", minor},
+         {"gpu_device_uuid", g.info.uuid},
+         {"model", g.info.model},
+         {"driver_version", system.driverVersion},
+         {"bus_id", g.info.busId},
+         {"numa_node", std::to_string(g.place.numaNode)}},
+        1);
+    const prometheus::Labels device{{"gpu_minor", minor}, {"gpu_device_uuid", g.info.uuid}};
+    set(gpuHealthy_, device, g.info.healthy ? 1 : 0);
+    set(nodeGpuMemoryTotal_, device, static_cast<double>(g.info.memoryTotal));
+  }
+  auto deviceLabels = [&](unsigned minor) {
+    return prometheus::Labels{{"gpu_minor", std::to_string(minor)},
+                              {"gpu_device_uuid", uuidOf[minor]}};
+  };
+  for (const auto& [minor, use] : round.node) {
+    set(nodeGpuCore_, deviceLabels(minor), use.core);
+    set(nodeGpuMemory_, deviceLabels(minor), static_cast<double>(use.memory));
+  }
+  for (const auto& [uid, byMinor] : round.pods) {
+    for (const auto& [minor, use] : byMinor) {
+      auto labels = deviceLabels(minor);
+      labels.emplace("pod_uid", uid);
+      set(podGpuCore_, labels, use.core);
+      set(podGpuMemory_, labels, static_cast<double>(use.memory));
+    }
+  }
+  for (const auto& [id, byMinor] : round.containers) {
+    for (const auto& [minor, use] : byMinor) {
+      auto labels = deviceLabels(minor);
+      labels.emplace("container_id", id);
+      set(containerGpuCore_, labels, use.core);
+      set(containerGpuMemory_, labels, static_cast<double>(use.memory));
+    }
+  }
+}
+
+}  // namespace koord
