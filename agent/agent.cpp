@@ -207,6 +207,7 @@ Status Agent::start() {
             << opts_.paths.procRoot << ", cgroup root " << opts_.paths.cgroupRoot
             << (opts_.dryRun ? ", dry-run: nothing will be written to the kernel" : "");
 
+  startGpu();
   nextCollect_ = std::chrono::steady_clock::now();
   collectOnce();
   scheduleCollect();
@@ -274,6 +275,7 @@ void Agent::collectOnce() {
   pollConfig();
   collectNode();
   collectPods();
+  collectGpu();
   collectResctrl();
   collectNodeInfo();
   runPrediction();

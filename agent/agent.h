@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "cgroupfs/layout.h"
+#include "kube/device_object.h"
 #include "kube/eviction_ledger.h"
 #include "kube/kubelet_client.h"
 #include "kube/kubelet_config.h"
@@ -28,6 +29,7 @@
 #include "kube/pod_evictor.h"
 #include "kube/pods_informer.h"
 #include "metrics/exporter.h"
+#include "metrics/gpu_collector.h"
 #include "metrics/host_app_collector.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_collector.h"
@@ -178,6 +180,19 @@ class Agent {
   std::optional<prediction::ReclaimableResources> nodeAllocatable() const;
   nlohmann::json predictionJson() const;
   std::unique_ptr<prediction::PredictServer> predictor_;  // nullptr: no NodeMetric report
+
+  // GPUs (agent_gpu.cpp; gate Accelerators): NVML loaded once at start (absent: said
+  // once, no GPU, nothing else changes), the GPUs' use each round into the cache and
+  // /metrics, the node's Device every --node-topology-sync-interval.
+  void startGpu();
+  void collectGpu();
+  void syncDevices();
+  DeviceContent deviceContent() const;
+  nlohmann::json gpuJson() const;
+  std::unique_ptr<GpuCollector> gpu_;
+  std::string gpuOff_;  // why there is no GPU ("" = there is, or the gate is off)
+  Clock::Monotonic lastDeviceSync_{};
+  std::set<std::string> gpuFailing_;  // FailureLog keys failing last round
 
   // Node topology (agent_topology.cpp): the NodeResourceTopology content and the
   // CPUSetAllocator hook's share pools.

@@ -111,6 +111,7 @@ HttpResponse Agent::serveConfig() const {
                                  : nlohmann::json("the pod's own")}};
   j["strategies"] = std::move(strategies);
   j["nodeTopology"] = topologyJson();
+  j["gpu"] = gpuJson();
   j["prediction"] = predictionJson();
   j["dryRun"] = opts_.dryRun;
   j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};

@@ -112,6 +112,23 @@ void ClusterLink::reportTopology() {
   topoReporter_ = std::make_unique<TopologyReporter>(*client_, opts_.nodeName, *clock_, failures_);
 }
 
+void ClusterLink::reportDevices() {
+  ObjectInformerConfig c;
+  c.resource = std::string(kDeviceResource);
+  c.collectionPath = std::string(kDeviceCollectionPath);
+  c.name = opts_.nodeName;
+  c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts_.kubeApiWatchTimeout);
+  if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
+  devices_ = std::make_unique<ObjectInformer>(io_, *client_, std::move(c), *clock_, failures_,
+                                              jitterSource());
+  deviceReporter_ = std::make_unique<DeviceReporter>(*client_, opts_.nodeName, *clock_, failures_);
+}
+
+bool ClusterLink::syncDevices(const DeviceContent& content, const std::string& nodeUid) {
+  if (!running_ || !devices_ || !deviceReporter_ || !devices_->synced()) return false;
+  return deviceReporter_->sync(devices_->object(), content, nodeUid);
+}
+
 bool ClusterLink::syncTopology(const NrtContent& content, const std::string& nodeUid) {
   if (!running_ || !nrt_ || !topoReporter_ || !nrt_->synced()) return false;
   return topoReporter_->sync(nrt_->object(), content, nodeUid);
@@ -121,8 +138,8 @@ void ClusterLink::start() {
   if (running_) return;
   running_ = true;
   KLOG_INFO << "Kubernetes API: " << api_.source << ", server " << api_.server
-            << ", watching Node, NodeSLO, NodeMetric" << (nrt_ ? ", NodeResourceTopology " : " ")
-            << opts_.nodeName
+            << ", watching Node, NodeSLO, NodeMetric" << (nrt_ ? ", NodeResourceTopology" : "")
+            << (devices_ ? ", Device " : " ") << opts_.nodeName
             << (reporter_ ? "" : " (NodeMetric reporting off: --enable-node-metric-report=false)");
   node_->onChange([this](const std::optional<nlohmann::json>& o) {
     if (onNode_) onNode_(o);
@@ -149,6 +166,7 @@ void ClusterLink::start() {
   nodeSlo_->start();
   nodeMetric_->start();
   if (nrt_) nrt_->start();
+  if (devices_) devices_->start();
   // Started again after stop(): the informer keeps the object it held and resumes its
   // watch from there, so an unchanged NodeMetric would never be announced again.
   if (reporter_ && nodeMetric_->object() &&
@@ -169,6 +187,8 @@ void ClusterLink::stop() {
   nodeMetric_->stop();
   if (nrt_) nrt_->stop();
   if (topoReporter_) topoReporter_->cancel();
+  if (devices_) devices_->stop();
+  if (deviceReporter_) deviceReporter_->cancel();
   client_->cancelAll();
 }
 
@@ -218,7 +238,7 @@ void ClusterLink::reportNow() {
 
 bool ClusterLink::reachable() const {
   return node_->watching() || nodeSlo_->watching() || nodeMetric_->watching() ||
-         (nrt_ && nrt_->watching());
+         (nrt_ && nrt_->watching()) || (devices_ && devices_->watching());
 }
 
 nlohmann::json ClusterLink::health() const {
@@ -256,6 +276,14 @@ nlohmann::json ClusterLink::health() const {
     t["lastBodyBytes"] = topoReporter_->lastBodyBytes();
     j["nodeResourceTopology"] = std::move(t);
   }
+  if (devices_) {
+    j["watches"]["devices"] = informerHealth(*devices_);
+    j["device"] = {
+        {"creates", deviceReporter_->creates()},     {"updates", deviceReporter_->updates()},
+        {"unchanged", deviceReporter_->unchanged()}, {"conflicts", deviceReporter_->conflicts()},
+        {"failed", deviceReporter_->failed()},       {"lastChange", deviceReporter_->lastChange()},
+        {"lastError", deviceReporter_->lastError()}};
+  }
   return j;
 }
 
@@ -263,7 +291,8 @@ KubeApiSample ClusterLink::sample() const {
   KubeApiSample s;
   s.reachable = reachable();
   for (const auto& [key, n] : client_->counts()) s.requests[key] = n;
-  for (const auto* i : {node_.get(), nodeSlo_.get(), nodeMetric_.get(), nrt_.get()}) {
+  for (const auto* i :
+       {node_.get(), nodeSlo_.get(), nodeMetric_.get(), nrt_.get(), devices_.get()}) {
     if (i == nullptr) continue;
     s.watchSynced[i->config().resource] = i->synced() && i->watching();
     s.relists[i->config().resource] = i->relists();

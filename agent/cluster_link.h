@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "kube/api_client.h"
 #include "kube/api_config.h"
+#include "kube/device_reporter.h"
 #include "kube/object_informer.h"
 #include "kube/report_schedule.h"
 #include "kube/status_reporter.h"
@@ -68,6 +69,12 @@ class ClusterLink {
   const TopologyReporter* topologyReporter() const { return topoReporter_.get(); }
   const ObjectInformer* topology() const { return nrt_.get(); }
 
+  // Device reporting (gate Accelerators, NVML loaded): a watch on the node's Device
+  // and syncDevices() keeping its GPUs equal to what the agent read.
+  void reportDevices();
+  bool syncDevices(const DeviceContent& content, const std::string& nodeUid);
+  const DeviceReporter* deviceReporter() const { return deviceReporter_.get(); }
+
   void start();
   void stop();
 
@@ -102,6 +109,8 @@ class ClusterLink {
   std::unique_ptr<StatusReporter> reporter_;
   std::unique_ptr<ObjectInformer> nrt_;
   std::unique_ptr<TopologyReporter> topoReporter_;
+  std::unique_ptr<ObjectInformer> devices_;
+  std::unique_ptr<DeviceReporter> deviceReporter_;
   StatusFn buildStatus_;
   IntervalFn interval_;
   ObjectFn onNode_;

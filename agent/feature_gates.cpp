@@ -49,7 +49,7 @@ const std::vector<GateSpec>& FeatureGates::known() {
       {"ResctrlCollector", false, GateStage::kAlpha, true},
       {"CgroupReconcile", false, GateStage::kAlpha, true},
       {"NodeTopologyReport", true, GateStage::kBeta, true},
-      {"Accelerators", false, GateStage::kAlpha, false},
+      {"Accelerators", false, GateStage::kAlpha, true},
       {"RDMADevices", false, GateStage::kAlpha, false},
       {"CPICollector", false, GateStage::kAlpha, false},
       {"Libpfm4", false, GateStage::kAlpha, false},

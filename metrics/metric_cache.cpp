@@ -70,6 +70,8 @@ bool isNodeLevel(MetricKind kind) {
     case MetricKind::kBeCpuUsageMilli:
     case MetricKind::kBeCpuRequestMilli:
     case MetricKind::kBeCpuRealLimitMilli:
+    case MetricKind::kNodeGpuCore:
+    case MetricKind::kNodeGpuMemoryBytes:
       return true;
     case MetricKind::kPodCpuCores:
     case MetricKind::kPodMemoryBytes:
@@ -79,6 +81,10 @@ bool isNodeLevel(MetricKind kind) {
     case MetricKind::kContainerMemoryBytes:
     case MetricKind::kContainerCpuThrottledRatio:
     case MetricKind::kContainerPsi:
+    case MetricKind::kPodGpuCore:
+    case MetricKind::kPodGpuMemoryBytes:
+    case MetricKind::kContainerGpuCore:
+    case MetricKind::kContainerGpuMemoryBytes:
     case MetricKind::kHostAppCpuCores:
     case MetricKind::kHostAppMemoryBytes:
     case MetricKind::kHostAppMemoryWithPageCacheBytes:

@@ -43,6 +43,8 @@ enum class MetricKind : uint8_t {
   kBeCpuUsageMilli,
   kBeCpuRequestMilli,
   kBeCpuRealLimitMilli,
+  kNodeGpuCore,         // detail = GPU minor; percent of the time a kernel ran
+  kNodeGpuMemoryBytes,  // detail = GPU minor
   // Pod level (owner = pod uid), kept for podRetention.
   kPodCpuCores,
   kPodMemoryBytes,
@@ -53,6 +55,11 @@ enum class MetricKind : uint8_t {
   kContainerMemoryBytes,
   kContainerCpuThrottledRatio,
   kContainerPsi,
+  // GPU use by a pod (owner pod uid) or container (owner container id), detail = minor.
+  kPodGpuCore,
+  kPodGpuMemoryBytes,
+  kContainerGpuCore,
+  kContainerGpuMemoryBytes,
   // Host application level (owner = "hostapp/<name>"), kept for podRetention.
   kHostAppCpuCores,
   kHostAppMemoryBytes,               // memory.stat anon + unevictable

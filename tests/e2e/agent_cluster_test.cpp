@@ -15,6 +15,7 @@
 //  * the API server restarting (all watches lost) is survived;
 //  * /readyz, the request counts and the User-Agent; SIGTERM ends it with status 0.
 // Real time, with every wait a poll bounded generously for a loaded 2-core machine.
+#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -152,7 +153,7 @@ TEST_CASE(
        "--kubelet-insecure-tls=true", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
        "--kubelet-sync-interval=1s", "--collect-res-used-interval=300ms", "--dry-run",
        "--sys-fs-root-dir=" + work.path("sys-fs"), "--kubeconfig=" + work.path("kubeconfig"),
-       "--config=" + work.path("slo.yaml")},
+       "--config=" + work.path("slo.yaml"), "--feature-gates=Accelerators=true"},
       work.path("agent.log"), kNode);
   auto failWith = [&](const std::string& what, const std::string& why) {
     FAIL(what << ": " << why << "\n--- agent log ---\n" << agent.log());
@@ -349,6 +350,20 @@ TEST_CASE(
     CHECK(r.authorization == "Bearer " + kToken);
   }
   CHECK(api.count("list", "nodeslos") >= 1);
+  // Accelerators on a node without NVML (this machine, CI's): one line, exported,
+  // no Device asked for or written, no error.
+  if (void* nvml = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(nvml);
+    WARN("libnvidia-ml.so.1 loads here: the no-GPU checks do not apply");
+  } else {
+    const std::string log = agent.log();
+    const std::string line = "Accelerators: no GPU on this node (cannot load libnvidia-ml.so.1";
+    CHECK(log.find(line) != std::string::npos);
+    CHECK(log.find(line) == log.rfind(line));
+    CHECK(log.find("GPU use not read") == std::string::npos);
+    CHECK(after.value("koordlet_feature_supported", {{"feature", "nvml"}}) == 0);
+    for (const auto& r : api.requests()) CHECK(r.resource != "devices");
+  }
 
   // 10. Reports keep coming: at least three, every reportIntervalSeconds (30 s) from
   // the tick, none closer; the gap that spans the API server being down (phase 7,

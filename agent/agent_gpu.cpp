@@ -1,0 +1,145 @@
+// The agent's GPUs (gate Accelerators; issue 35): NVML loaded once at start through
+// the GpuLibrary seam (gpu/nvml_library.h). A node without the library, or whose
+// driver lists no GPU, says so once (INFO, koordlet_feature_supported{feature="nvml"}
+// 0) and has no GPU; nothing else changes and no Device is written (koordlet writes
+// an empty one; an object saying "no GPU" on every CPU node of a cluster helps no
+// scheduler). With GPUs: their use each round into the cache (for NodeMetric) and
+// /metrics, and the node's Device every --node-topology-sync-interval.
+#include "agent/agent.h"
+
+#include "gpu/nvml_library.h"
+#include "metrics/quantity_format.h"
+
+namespace koord {
+
+void Agent::startGpu() {
+  if (!opts_.featureGates.enabled("Accelerators")) return;
+  auto lib = loadNvml();
+  if (!lib) {
+    gpuOff_ = lib.error().message;
+    KLOG_INFO << "Accelerators: no GPU on this node (" << gpuOff_
+              << "): no GPU metrics and no Device";
+    exporter_.setFeatureSupported("nvml", false);
+    return;
+  }
+  auto collector =
+      std::make_unique<GpuCollector>(std::move(*lib), opts_.paths.procRoot, opts_.paths.sysRoot);
+  if (auto st = collector->start(); !st) {
+    gpuOff_ = st.error().message;
+    KLOG_WARNING << "Accelerators: the GPUs cannot be listed (" << gpuOff_
+                 << "): no GPU metrics and no Device";
+    exporter_.setFeatureSupported("nvml", false);
+    return;
+  }
+  if (collector->inventory().empty()) {
+    gpuOff_ = "the driver lists no GPU";
+    KLOG_INFO << "Accelerators: NVML loaded, driver " << collector->system().driverVersion
+              << ", but it lists no GPU: no Device";
+    exporter_.setFeatureSupported("nvml", true);
+    return;
+  }
+  exporter_.setFeatureSupported("nvml", true);
+  for (const GpuInventory& g : collector->inventory()) {
+    KLOG_INFO << "GPU " << g.info.minor << ": " << g.info.model << " " << g.info.uuid << ", "
+              << g.info.memoryTotal << " bytes, bus " << g.info.busId << ", NUMA node "
+              << g.place.numaNode << ", socket " << g.place.socket
+              << (g.info.healthy ? "" : ", unhealthy: " + g.info.unhealthyReason);
+  }
+  KLOG_INFO << "Accelerators: " << collector->inventory().size() << " GPU(s), driver "
+            << collector->system().driverVersion << ", CUDA " << collector->system().cudaVersion;
+  gpu_ = std::move(collector);
+  if (cluster_) cluster_->reportDevices();
+}
+
+void Agent::collectGpu() {
+  if (!gpu_) return;
+  const auto begin = clock_->now();
+  const auto wall = clock_->wallNow();
+  const auto micros = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(wall.time_since_epoch()).count());
+  GpuRound round = gpu_->collect(micros);
+  exporter_.recordCollector("gpu", std::chrono::duration<double>(clock_->now() - begin).count(),
+                            round.errors.size());
+  for (const auto& [minor, use] : round.node) {
+    const std::string detail = std::to_string(minor);
+    cache_.append(MetricKind::kNodeGpuCore, "", detail, begin, use.core);
+    cache_.append(MetricKind::kNodeGpuMemoryBytes, "", detail, begin,
+                  static_cast<double>(use.memory));
+  }
+  for (const auto& [uid, byMinor] : round.pods) {
+    for (const auto& [minor, use] : byMinor) {
+      cache_.append(MetricKind::kPodGpuCore, uid, std::to_string(minor), begin, use.core);
+      cache_.append(MetricKind::kPodGpuMemoryBytes, uid, std::to_string(minor), begin,
+                    static_cast<double>(use.memory));
+    }
+  }
+  for (const auto& [id, byMinor] : round.containers) {
+    for (const auto& [minor, use] : byMinor) {
+      cache_.append(MetricKind::kContainerGpuCore, id, std::to_string(minor), begin, use.core);
+      cache_.append(MetricKind::kContainerGpuMemoryBytes, id, std::to_string(minor), begin,
+                    static_cast<double>(use.memory));
+    }
+  }
+  exporter_.recordGpus(gpu_->inventory(), gpu_->system(), round);
+  // One streak per GPU: said once, then counted, then a recovery line.
+  std::set<std::string> failing;
+  for (const std::string& e : round.errors) {
+    const std::string key = "gpu " + e.substr(0, e.find(':'));
+    failures_.failure(key, Severity::kWarning, "GPU use not read: " + e);
+    failing.insert(key);
+  }
+  for (const auto& key : gpuFailing_) {
+    if (!failing.contains(key)) failures_.success(key);
+  }
+  gpuFailing_ = std::move(failing);
+  syncDevices();
+}
+
+DeviceContent Agent::deviceContent() const {
+  DeviceContent c;
+  if (!gpu_) return c;
+  std::vector<std::string> models;
+  for (const GpuInventory& g : gpu_->inventory()) {
+    models.push_back(g.info.model);
+    DeviceGpu d;
+    d.uuid = g.info.uuid;
+    d.minor = static_cast<int>(g.info.minor);
+    d.health = g.info.healthy;
+    d.memory = formatQuantityBinarySI(static_cast<int64_t>(g.info.memoryTotal));
+    d.numaNode = g.place.numaNode;
+    d.socket = g.place.socket;
+    d.pcieId = g.pcieId;
+    d.busId = g.info.busId;
+    c.gpus.push_back(std::move(d));
+  }
+  std::sort(c.gpus.begin(), c.gpus.end(),
+            [](const DeviceGpu& a, const DeviceGpu& b) { return a.minor < b.minor; });
+  c.labels = gpuLabels(models, gpu_->system().driverVersion);
+  return c;
+}
+
+void Agent::syncDevices() {
+  if (!gpu_ || !cluster_ || opts_.nodeTopologySyncInterval.count() <= 0) return;
+  const auto now = clock_->now();
+  if (lastDeviceSync_ != Clock::Monotonic{} &&
+      now - lastDeviceSync_ < opts_.nodeTopologySyncInterval) {
+    return;
+  }
+  // The Node's uid makes the Device go with the Node; wait for it (a few seconds
+  // at start) rather than create an object nothing owns.
+  if (!nodeInfo_ || nodeInfo_->uid.empty()) return;
+  if (cluster_->syncDevices(deviceContent(), nodeInfo_->uid)) lastDeviceSync_ = now;
+}
+
+nlohmann::json Agent::gpuJson() const {
+  nlohmann::json j;
+  j["enabled"] = opts_.featureGates.enabled("Accelerators");
+  j["off"] = gpuOff_;
+  if (!gpu_) return j;
+  j["driverVersion"] = gpu_->system().driverVersion;
+  j["cudaVersion"] = gpu_->system().cudaVersion;
+  j["device"] = newDeviceObject(opts_.nodeName, nodeInfo_ ? nodeInfo_->uid : "", deviceContent());
+  return j;
+}
+
+}  // namespace koord
