@@ -57,6 +57,7 @@ HookGates Agent::hookGates() const {
   g.cpuSuppress = suppressGate() && opts_.cpuSuppressIntervalSeconds > 0;
   g.memoryQos = opts_.featureGates.enabled("CgroupReconcile") && reconcile;
   g.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
+  g.gpuEnvInject = opts_.featureGates.enabled("GPUEnvInject");
   return g;
 }
 

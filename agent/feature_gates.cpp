@@ -64,7 +64,7 @@ const std::vector<GateSpec>& FeatureGates::known() {
       // Runtime hook gates.
       {"GroupIdentity", true, GateStage::kBeta, true},
       {"CPUSetAllocator", true, GateStage::kBeta, true},
-      {"GPUEnvInject", false, GateStage::kAlpha, false},
+      {"GPUEnvInject", false, GateStage::kAlpha, true},
       {"RDMADeviceInject", false, GateStage::kAlpha, false},
       {"BatchResource", true, GateStage::kBeta, true},
       {"CPUNormalization", false, GateStage::kAlpha, true},

@@ -102,8 +102,16 @@ Result<api::CreateContainerResponse> NriHooks::createContainer(
   if (!state) return resp;  // nothing published yet: the reconciler catches up
   auto intent = run(*state, req.pod(), &req.container(), HookStage::kPreCreateContainer, true);
   if (!intent) return intent.error();
-  if (!intent->empty()) {
-    *resp.mutable_adjust()->mutable_linux()->mutable_resources() = toLinuxResources(*intent);
+  HookIntent resources = *intent;
+  resources.env.clear();
+  if (!resources.empty()) {
+    *resp.mutable_adjust()->mutable_linux()->mutable_resources() = toLinuxResources(resources);
+  }
+  // NRI adds or replaces each variable named (GPUEnvInject); the others stay.
+  for (const auto& [key, value] : intent->env) {
+    api::KeyValue* kv = resp.mutable_adjust()->add_env();
+    kv->set_key(key);
+    kv->set_value(value);
   }
   return resp;
 }

@@ -65,6 +65,7 @@ HookContext baseHookContext(const HookGates& gates, const NodeSloSpec& spec, int
   ctx.spec = &spec;
   ctx.batchResource = gates.batchResource;
   ctx.cpusetAllocator = gates.cpusetAllocator;
+  ctx.gpuEnvInject = gates.gpuEnvInject;
   ctx.cpuBurst = gates.cpuBurst;
   ctx.disableUnsetCpuQuota = gates.disableUnsetCpuQuota;
   // koordlet: forced -1 while suppress runs with policy cfsQuota (gate and NodeSLO).

@@ -46,6 +46,7 @@ struct HookGates {
   bool cpuSuppress = true;            // BECPUSuppress, suppress interval > 0
   bool memoryQos = false;             // CgroupReconcile, reconcile interval > 0
   bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
+  bool gpuEnvInject = false;          // GPUEnvInject (container create only)
 };
 
 // The hook context's fields that follow from the gates and the NodeSLO spec alone

@@ -149,8 +149,9 @@ std::span<const HookName> hooksAt(HookStage stage) {
   static constexpr HookName kRemove[] = {HookName::kResctrl};
   switch (stage) {
     case HookStage::kPreRunPodSandbox:
-    case HookStage::kPreCreateContainer:
       return kAllHooks;
+    case HookStage::kPreCreateContainer:
+      return kCreateContainerHooks;
     case HookStage::kPreUpdateContainerResources:
       return kUpdateHooks;
     case HookStage::kPreRemoveRunPodSandbox:

@@ -7,6 +7,7 @@
 #include "kube/json_quantity.h"
 #include "kube/json_type.h"
 #include "qos/cpu_burst.h"
+#include "qos/gpu_env_hook.h"
 #include "qos/memory_qos.h"
 #include "qos/snapshot.h"
 
@@ -431,6 +432,7 @@ void mergeInto(HookIntent& to, HookIntent&& from) {
   if (from.cpuset) to.cpuset = std::move(from.cpuset);
   if (from.rdtClass) to.rdtClass = std::move(from.rdtClass);
   for (auto& [k, v] : from.unified) to.unified[k] = std::move(v);
+  for (auto& [k, v] : from.env) to.env[k] = std::move(v);
 }
 
 HookIntent runAll(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
@@ -536,7 +538,8 @@ Result<HookPod> hookPodFromKubelet(const Pod& pod) {
 }
 
 bool HookIntent::empty() const {
-  return !cpuShares && !cfsQuota && !memoryLimit && !cpuset && !rdtClass && unified.empty();
+  return !cpuShares && !cfsQuota && !memoryLimit && !cpuset && !rdtClass && unified.empty() &&
+         env.empty();
 }
 
 const char* toString(HookName h) {
@@ -553,6 +556,8 @@ const char* toString(HookName h) {
       return "MemoryQoS";
     case HookName::kCpuNormalization:
       return "CPUNormalization";
+    case HookName::kGpuEnvInject:
+      return "GPUEnvInject";
   }
   return "unknown";
 }
@@ -588,6 +593,16 @@ Status runHook(HookName hook, const HookPod& pod, const HookContainer* container
       break;
     case HookName::kCpuNormalization:
       s = cpuNormalization(pod, container, ctx, part);
+      break;
+    case HookName::kGpuEnvInject:
+      if (ctx.gpuEnvInject && container != nullptr) {
+        auto env = gpuEnv(pod.annotations);
+        if (env) {
+          part.env = std::move(*env);
+        } else {
+          s = env.error();
+        }
+      }
       break;
   }
   mergeInto(intent, std::move(part));

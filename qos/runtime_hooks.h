@@ -155,6 +155,7 @@ struct HookContext {
   // QoS hooks). NRI does; the reconciler does not (those strategies write them
   // themselves), and skipping them spares it a memory QoS plan per container.
   bool unified = true;
+  bool gpuEnvInject = false;  // gate GPUEnvInject
 };
 
 // What the hooks want; unset fields are left alone.
@@ -165,6 +166,7 @@ struct HookIntent {
   std::optional<std::string> cpuset;           // "" clears (NRI only; the reconciler skips "")
   std::optional<std::string> rdtClass;         // "LSR", "LS", "BE"
   std::map<std::string, std::string> unified;  // v2 file -> value
+  std::map<std::string, std::string> env;      // container env to set (create only)
   bool empty() const;
 };
 
@@ -174,13 +176,22 @@ enum class HookName {
   kResctrl,
   kCpuBurst,
   kMemoryQos,
-  kCpuNormalization
+  kCpuNormalization,
+  kGpuEnvInject
 };
-// "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS", "CPUNormalization"
+// "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS", "CPUNormalization",
+// "GPUEnvInject"
 const char* toString(HookName h);
+// The hooks of a pod sandbox and of the reconciler.
 inline constexpr HookName kAllHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator,
                                          HookName::kResctrl,       HookName::kCpuBurst,
                                          HookName::kMemoryQos,     HookName::kCpuNormalization};
+// The hooks of PreCreateContainer: those, and GPUEnvInject (a container's env is set
+// when it is created, never after: koordlet runs it at this stage only).
+inline constexpr HookName kCreateContainerHooks[] = {
+    HookName::kBatchResource, HookName::kCpusetAllocator, HookName::kResctrl,
+    HookName::kCpuBurst,      HookName::kMemoryQos,       HookName::kCpuNormalization,
+    HookName::kGpuEnvInject};
 
 // The hooks koordlet runs at PreUpdateContainerResources (§7.3): a resize does not
 // touch the RDT class, burst or memory QoS, which stay as created.

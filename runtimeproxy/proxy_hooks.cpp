@@ -92,6 +92,12 @@ api::ContainerResourceHookResponse responseFor(const HookIntent& intent,
                                                const api::ContainerResourceHookRequest& req) {
   api::ContainerResourceHookResponse resp;
   if (intent.empty()) return resp;
+  // The proxy replaces every env with a non-empty container_envs: the request's own,
+  // with ours (GPUEnvInject) added or replacing theirs.
+  if (!intent.env.empty()) {
+    *resp.mutable_container_envs() = req.container_envs();
+    for (const auto& [key, value] : intent.env) (*resp.mutable_container_envs())[key] = value;
+  }
   const bool anyResource = intent.cpuShares || intent.cfsQuota ||
                            (intent.memoryLimit && *intent.memoryLimit > 0) || intent.cpuset ||
                            !intent.unified.empty();

@@ -15,8 +15,9 @@
 //     because the proxy always overwrites them, the request's own cpuset_cpus
 //     (unless the policy decided one, "" included), cpuset_mems and oom_score_adj
 //     (the proxy takes 0 as a value);
-//   * never container_envs (a non-empty map replaces every env), annotations,
-//     labels or a cgroup parent: the policy decides none;
+//   * container_envs only when a hook set a variable (GPUEnvInject): then the
+//     request's envs with ours added (a non-empty map replaces every env); never
+//     annotations, labels or a cgroup parent: the policy decides none;
 //   * the RDT class has no field in this protocol: the resctrl strategy puts the
 //     container's tasks in its group instead.
 // Pod-level decisions (PreRunPodSandbox) are computed and timed but not written

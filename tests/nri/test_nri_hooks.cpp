@@ -293,7 +293,7 @@ TEST_CASE("LS, skip-labelled and unknown plain pods get no adjustment", "[nri-ho
     CHECK(u->update_size() == 0);
   }
   // The skipped pod ran no hook at all.
-  CHECK(rec.entries.size() == 6 + 3 + 6 + 3);  // ls and nobody: create 6, update 3 each
+  CHECK(rec.entries.size() == 7 + 3 + 7 + 3);  // ls and nobody: create 7, update 3 each
 }
 
 TEST_CASE("an update answers one ContainerUpdate for the container with the same fields",
@@ -344,7 +344,7 @@ TEST_CASE("with policy Ignore a bad annotation drops only BatchResource; with Fa
   CHECK_FALSE(r.cpu().has_shares());
   CHECK_FALSE(r.has_memory());
   CHECK(ignore.hookErrors() == 1);
-  REQUIRE(rec.entries.size() == 6);
+  REQUIRE(rec.entries.size() == 7);
   CHECK(rec.entries[0].hook == "BatchResource");
   CHECK_FALSE(rec.entries[0].ok);
   CHECK(rec.entries[1].ok);
@@ -393,10 +393,10 @@ TEST_CASE("every hook run is timed under its name and stage", "[nri-hooks]") {
                     "PreCreateContainer/BatchResource", "PreCreateContainer/CPUSetAllocator",
                     "PreCreateContainer/Resctrl", "PreCreateContainer/CPUBurst",
                     "PreCreateContainer/MemoryQoS", "PreCreateContainer/CPUNormalization",
-                    "PreRunPodSandbox/BatchResource", "PreRunPodSandbox/CPUSetAllocator",
-                    "PreRunPodSandbox/Resctrl", "PreRunPodSandbox/CPUBurst",
-                    "PreRunPodSandbox/MemoryQoS", "PreRunPodSandbox/CPUNormalization",
-                    "PreRemoveRunPodSandbox/Resctrl"});
+                    "PreCreateContainer/GPUEnvInject", "PreRunPodSandbox/BatchResource",
+                    "PreRunPodSandbox/CPUSetAllocator", "PreRunPodSandbox/Resctrl",
+                    "PreRunPodSandbox/CPUBurst", "PreRunPodSandbox/MemoryQoS",
+                    "PreRunPodSandbox/CPUNormalization", "PreRemoveRunPodSandbox/Resctrl"});
 }
 
 TEST_CASE("on cgroup v2 the adjustment carries the RDT class and the unified burst and memory",
@@ -729,4 +729,50 @@ TEST_CASE("a normalization ratio divides the BE batch quota, and the LS quota un
   REQUIRE(resp.ok());
   REQUIRE(adjusted(*resp).cpu().has_quota());
   CHECK(adjusted(*resp).cpu().quota().value() == 160000);
+}
+
+TEST_CASE("GPUEnvInject gives a container the allocated GPUs' minors, and only that",
+          "[nri-hooks]") {
+  HookStateStore store;
+  auto state = stateWith({});
+  state->context.batchResource = state->context.cpusetAllocator = false;
+  state->context.cpuBurst = state->context.memoryQos = state->context.resctrl = false;
+  state->context.gpuEnvInject = true;
+  store.publish(state);
+  NriHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  const std::string allocated =
+      R"({"gpu":[{"minor":1,"resources":{"koordinator.sh/gpu-core":"100"},"id":"GPU-b"},)"
+      R"({"minor":0,"resources":{"koordinator.sh/gpu-core":"100"}}],)"
+      R"("rdma":[{"minor":3,"id":"0000:09:00.0"}]})";
+  const api::PodSandbox pod = nriPod("u1", "train", cgroupfsParent(KubeQos::kBurstable, "u1"), {},
+                                     {{"scheduling.koordinator.sh/device-allocated", allocated}});
+  auto resp = hooks.createContainer(createReq(pod, nriContainer("cid", "main", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  REQUIRE(resp->adjust().env_size() == 1);
+  CHECK(resp->adjust().env(0).key() == "NVIDIA_VISIBLE_DEVICES");
+  CHECK(resp->adjust().env(0).value() == "1,0");  // the annotation's order
+  CHECK_FALSE(resp->adjust().has_linux());        // nothing else was decided
+
+  // The gate off: nothing.
+  state->context.gpuEnvInject = false;
+  store.publish(state);
+  resp = hooks.createContainer(createReq(pod, nriContainer("cid", "main", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  CHECK(resp->adjust().env_size() == 0);
+
+  // A bad annotation under Fail: the call fails naming the field; under Ignore the
+  // container is created without the variable.
+  state->context.gpuEnvInject = true;
+  store.publish(state);
+  const api::PodSandbox bad =
+      nriPod("u2", "bad", cgroupfsParent(KubeQos::kBurstable, "u2"), {},
+             {{"scheduling.koordinator.sh/device-allocated", R"({"gpu":[{"minor":"0"}]})"}});
+  NriHooks strict(store, nullptr, FailurePolicy::kFail);
+  auto failed = strict.createContainer(createReq(bad, nriContainer("c2", "main", 1000, 2000, kGi)));
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().message.find("annotation scheduling.koordinator.sh/device-allocated: "
+                                    "gpu[0].minor: not an integer") != std::string::npos);
+  auto ignored = hooks.createContainer(createReq(bad, nriContainer("c2", "main", 1000, 2000, kGi)));
+  REQUIRE(ignored.ok());
+  CHECK(ignored->adjust().env_size() == 0);
 }

@@ -15,7 +15,8 @@ TEST_CASE("hook stages parse by koordlet's names and carry the hooks koordlet ru
           "[hook-runtime]") {
   for (HookStage s : kAllStages) CHECK(parseHookStage(toString(s)) == s);
   CHECK_FALSE(parseHookStage("PreCreate").has_value());
-  CHECK(hooksAt(HookStage::kPreCreateContainer).size() == 6);
+  CHECK(hooksAt(HookStage::kPreCreateContainer).size() == 7);  // GPUEnvInject: create only
+  CHECK(hooksAt(HookStage::kPreRunPodSandbox).size() == 6);
   CHECK(hooksAt(HookStage::kPreUpdateContainerResources).size() == 3);
   CHECK(hooksAt(HookStage::kPreRemoveRunPodSandbox).size() == 1);
   CHECK(hooksAt(HookStage::kPostStopContainer).empty());

@@ -358,3 +358,27 @@ TEST_CASE(
   REQUIRE(resp.value->has_container_resources());
   CHECK(resp.value->container_resources().cpu_quota() == 240000);
 }
+
+TEST_CASE("GPUEnvInject answers the request's envs with NVIDIA_VISIBLE_DEVICES added",
+          "[proxy-hooks]") {
+  HookStateStore store;
+  auto state = emptyState();
+  state->context.gpuEnvInject = true;
+  store.publish(state);
+  ProxyHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  auto req = containerReq(
+      "gpu", "/kubepods/burstable/podgpu", {},
+      {{"scheduling.koordinator.sh/device-allocated", R"({"gpu":[{"minor":0},{"minor":3}]})"}});
+  (*req.mutable_container_envs())["NVIDIA_VISIBLE_DEVICES"] = "all";  // the image's default
+  auto resp = hooks.container(HookStage::kPreCreateContainer, req);
+  REQUIRE(resp.ok());
+  // The proxy replaces every env with this map: the request's, ours winning.
+  const auto& envs = resp.value->container_envs();
+  CHECK(std::map<std::string, std::string>(envs.begin(), envs.end()) ==
+        std::map<std::string, std::string>{{"PATH", "/bin"}, {"NVIDIA_VISIBLE_DEVICES", "0,3"}});
+  CHECK_FALSE(resp.value->has_container_resources());  // nothing else decided
+  // An update never sets env.
+  auto update = hooks.container(HookStage::kPreUpdateContainerResources, req);
+  REQUIRE(update.ok());
+  CHECK(update.value->container_envs().empty());
+}
