@@ -188,6 +188,7 @@ class Agent {
   void collectGpu();
   void syncDevices();
   DeviceContent deviceContent() const;
+  std::vector<NodeMetricGpu> nodeMetricGpus() const;
   nlohmann::json gpuJson() const;
   std::unique_ptr<GpuCollector> gpu_;
   std::string gpuOff_;  // why there is no GPU ("" = there is, or the gate is off)

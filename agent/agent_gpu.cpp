@@ -118,6 +118,17 @@ DeviceContent Agent::deviceContent() const {
   return c;
 }
 
+std::vector<NodeMetricGpu> Agent::nodeMetricGpus() const {
+  std::vector<NodeMetricGpu> out;
+  if (!gpu_) return out;
+  for (const GpuInventory& g : gpu_->inventory()) {
+    out.push_back({g.info.minor, g.info.uuid, g.info.memoryTotal});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const NodeMetricGpu& a, const NodeMetricGpu& b) { return a.minor < b.minor; });
+  return out;
+}
+
 void Agent::syncDevices() {
   if (!gpu_ || !cluster_ || opts_.nodeTopologySyncInterval.count() <= 0) return;
   const auto now = clock_->now();

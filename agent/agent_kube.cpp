@@ -31,7 +31,7 @@ Status Agent::startCluster() {
           return buildNodeMetricStatus(
               cache_, informer_.pods(), *spec, clock_->now(), clock_->wallNow(),
               [this](const std::vector<const Pod*>& reported) { return prodReclaimable(reported); },
-              hostAppInfos());
+              hostAppInfos(), nodeMetricGpus());
         },
         [](const nlohmann::json& nodeMetric) {
           auto spec = parseNodeMetricSpec(nodeMetric);

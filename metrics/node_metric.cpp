@@ -203,6 +203,39 @@ struct SeriesPair {
   MetricKind memory;
 };
 
+// One GPU's devices entry from its core percent and memory bytes.
+json gpuEntry(const NodeMetricGpu& gpu, double core, double memory) {
+  const int64_t bytes = truncateToInt64(memory);
+  const int64_t ratio = gpu.memoryTotal > 0
+                            ? truncateToInt64(100.0 * memory / static_cast<double>(gpu.memoryTotal))
+                            : 0;
+  return json{
+      {"type", "gpu"},
+      {"id", gpu.uuid},
+      {"minor", gpu.minor},
+      {"health", false},
+      {"resources",
+       {{"koordinator.sh/gpu-core", formatMilliQuantityDecimalSI(truncateToInt64(core) * 1000)},
+        {"koordinator.sh/gpu-memory", formatQuantityBinarySI(bytes)},
+        {"koordinator.sh/gpu-memory-ratio", formatMilliQuantityDecimalSI(ratio * 1000)}}}};
+}
+
+// The devices of one owner's usage map (averages over [from, now]); [] when none.
+json gpuDevices(const MetricCache& cache, const std::vector<NodeMetricGpu>& gpus,
+                const std::string& owner, MetricKind coreKind, MetricKind memoryKind,
+                Clock::Monotonic from, Clock::Monotonic now) {
+  json list = json::array();
+  for (const NodeMetricGpu& g : gpus) {
+    const std::string minor = std::to_string(g.minor);
+    const auto core = cache.query({coreKind, owner, minor}, Aggregation::kAvg, from, now);
+    if (!core) continue;
+    const auto mem = cache.query({memoryKind, owner, minor}, Aggregation::kAvg, from, now);
+    if (!mem) continue;
+    list.push_back(gpuEntry(g, *core, *mem));
+  }
+  return list;
+}
+
 // Mean of both series over [from, now], or {} when either has no point.
 json averageUsage(const MetricCache& cache, const std::string& owner, SeriesPair kinds,
                   Clock::Monotonic from, Clock::Monotonic now) {
@@ -213,9 +246,29 @@ json averageUsage(const MetricCache& cache, const std::string& owner, SeriesPair
   return resourceMap(*cpu, *mem);
 }
 
+// Each aggregation's devices for the node's GPUs with points in [from, now].
+void addGpuAggregates(const MetricCache& cache, const std::vector<NodeMetricGpu>& gpus,
+                      Clock::Monotonic from, Clock::Monotonic now, json& usage) {
+  for (const NodeMetricGpu& g : gpus) {
+    const std::string minor = std::to_string(g.minor);
+    const auto core = cache.summarize({MetricKind::kNodeGpuCore, "", minor}, from, now);
+    const auto mem = cache.summarize({MetricKind::kNodeGpuMemoryBytes, "", minor}, from, now);
+    if (!core || !mem) continue;
+    const std::pair<const char*, std::pair<double, double>> rows[] = {
+        {"avg", {core->avg, mem->avg}},
+        {"p50", {core->p50, mem->p50}},
+        {"p90", {core->p90, mem->p90}},
+        {"p95", {core->p95, mem->p95}},
+        {"p99", {core->p99, mem->p99}}};
+    for (const auto& [key, values] : rows) {
+      usage[key]["devices"].push_back(gpuEntry(g, values.first, values.second));
+    }
+  }
+}
+
 json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
-                      const std::vector<std::chrono::nanoseconds>& durations,
-                      Clock::Monotonic now) {
+                      const std::vector<std::chrono::nanoseconds>& durations, Clock::Monotonic now,
+                      const std::vector<NodeMetricGpu>& gpus = {}) {
   json list = json::array();
   for (const auto d : durations) {
     const Clock::Monotonic from = windowStart(now, d);
@@ -234,6 +287,7 @@ json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
       usage["p90"] = resourceMap(cpu->p90, mem->p90);
       usage["p95"] = resourceMap(cpu->p95, mem->p95);
       usage["p99"] = resourceMap(cpu->p99, mem->p99);
+      addGpuAggregates(cache, gpus, from, now, usage);
     }
     list.push_back(json{{"duration", formatGoDuration(d)}, {"usage", std::move(usage)}});
   }
@@ -241,7 +295,8 @@ json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
 }
 
 json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::Monotonic from,
-                Clock::Monotonic now, std::vector<const Pod*>& reported) {
+                Clock::Monotonic now, std::vector<const Pod*>& reported,
+                const std::vector<NodeMetricGpu>& gpus) {
   std::vector<const Pod*> order;
   order.reserve(pods.size());
   for (const Pod& pod : pods) order.push_back(&pod);
@@ -254,6 +309,11 @@ json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::M
     json usage = averageUsage(cache, pod->uid,
                               {MetricKind::kPodCpuCores, MetricKind::kPodMemoryBytes}, from, now);
     if (usage.empty()) continue;  // no samples in the window: skipped, as koordlet
+    if (json devices = gpuDevices(cache, gpus, pod->uid, MetricKind::kPodGpuCore,
+                                  MetricKind::kPodGpuMemoryBytes, from, now);
+        !devices.empty()) {
+      usage["devices"] = std::move(devices);
+    }
     reported.push_back(pod);
     json entry = json::object();
     entry["namespace"] = pod->ns;
@@ -295,14 +355,23 @@ json hostAppsMetric(const MetricCache& cache, const std::vector<HostAppInfo>& ap
 json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
                            const NodeMetricSpec& spec, Clock::Monotonic now, Clock::Wall wallNow,
                            const ReclaimableFn& prodReclaimable,
-                           const std::vector<HostAppInfo>& hostApps) {
+                           const std::vector<HostAppInfo>& hostApps,
+                           const std::vector<NodeMetricGpu>& gpus) {
   const SeriesPair node{MetricKind::kNodeCpuCores, nodeMemoryKind(spec.memoryPolicy)};
   const SeriesPair system{MetricKind::kSystemCpuCores, MetricKind::kSystemMemoryBytes};
   const Clock::Monotonic from = windowStart(now, spec.aggregateDuration);
 
   json nodeMetric = json::object();
   nodeMetric["nodeUsage"] = averageUsage(cache, "", node, from, now);
-  nodeMetric["aggregatedNodeUsages"] = aggregatedUsages(cache, node, spec.aggregateDurations, now);
+  if (!nodeMetric["nodeUsage"].empty()) {
+    if (json devices = gpuDevices(cache, gpus, "", MetricKind::kNodeGpuCore,
+                                  MetricKind::kNodeGpuMemoryBytes, from, now);
+        !devices.empty()) {
+      nodeMetric["nodeUsage"]["devices"] = std::move(devices);
+    }
+  }
+  nodeMetric["aggregatedNodeUsages"] =
+      aggregatedUsages(cache, node, spec.aggregateDurations, now, gpus);
   nodeMetric["systemUsage"] = averageUsage(cache, "", system, from, now);
   nodeMetric["aggregatedSystemUsages"] =
       aggregatedUsages(cache, system, spec.aggregateDurations, now);
@@ -311,7 +380,7 @@ json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pod
   status["updateTime"] = rfc3339(wallNow);
   status["nodeMetric"] = std::move(nodeMetric);
   std::vector<const Pod*> reported;
-  status["podsMetric"] = podsMetric(cache, pods, from, now, reported);
+  status["podsMetric"] = podsMetric(cache, pods, from, now, reported, gpus);
   if (json apps = hostAppsMetric(cache, hostApps, spec.memoryPolicy, from, now); !apps.empty()) {
     status["hostApplicationMetric"] = std::move(apps);
   }

@@ -69,6 +69,15 @@
 //  * prodReclaimableMetric: what `prodReclaimable` returns, given the pods
 //    podsMetric reports (koordlet adds only those to its predictor); absent when the
 //    caller gives none (the predictor lives above this layer, prediction/).
+//  * GPUs (gate Accelerators): a "devices" list in nodeUsage, in each aggregate's
+//    maps and in a pod's podUsage, as koordlet: per GPU with a point of both series
+//    in the window, {type "gpu", id (UUID), minor, health false (koordlet leaves it
+//    unset here; the Device carries health), resources {koordinator.sh/gpu-core:
+//    int64(core percent) DecimalSI, koordinator.sh/gpu-memory: int64(bytes)
+//    BinarySI, koordinator.sh/gpu-memory-ratio: int64(100 x bytes / total)}}, in
+//    minor order; omitted when empty, and absent where the usage map itself is {}.
+//    Node use is the driver's per-GPU figure, a pod's its processes' sum
+//    (metrics/gpu_collector.h).
 //  * Send it whole (PUT /status with the object's resourceVersion, as koordlet's
 //    UpdateStatus): a JSON merge patch would merge a {} into the stored map and
 //    keep yesterday's figures.
@@ -122,10 +131,18 @@ struct HostAppInfo {
   std::string qos;
 };
 
+// A GPU of the node, for the devices of nodeUsage, its aggregates and podUsage.
+struct NodeMetricGpu {
+  unsigned minor = 0;
+  std::string uuid;
+  uint64_t memoryTotal = 0;  // bytes
+};
+
 using ReclaimableFn = std::function<nlohmann::json(const std::vector<const Pod*>& reported)>;
 nlohmann::json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pods,
                                      const NodeMetricSpec& spec, Clock::Monotonic now,
                                      Clock::Wall wallNow, const ReclaimableFn& prodReclaimable = {},
-                                     const std::vector<HostAppInfo>& hostApps = {});
+                                     const std::vector<HostAppInfo>& hostApps = {},
+                                     const std::vector<NodeMetricGpu>& gpus = {});
 
 }  // namespace koord

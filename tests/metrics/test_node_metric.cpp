@@ -547,3 +547,44 @@ TEST_CASE("hostApplicationMetric averages each app over the window, by name, mem
                                     {}, {{"absent", "", ""}})
                   .contains("hostApplicationMetric"));
 }
+
+TEST_CASE("GPU use is reported as devices of nodeUsage, its aggregates and podUsage",
+          "[nodemetric]") {
+  Rig rig;
+  auto gpuFill = [&](MetricKind kind, const std::string& owner, unsigned minor, double value) {
+    for (int i = 0; i < 600; ++i) {
+      rig.cache.append({kind, owner, std::to_string(minor)},
+                       rig.now - std::chrono::seconds(599 - i), value);
+    }
+  };
+  fill(rig.cache, MetricKind::kNodeCpuCores, "", rig.now, 600, [](int) { return 2.0; });
+  fill(rig.cache, MetricKind::kNodeMemoryBytes, "", rig.now, 600, [](int) { return 8 * kGiB; });
+  fill(rig.cache, MetricKind::kPodCpuCores, "pod-a", rig.now, 600, [](int) { return 1.0; });
+  fill(rig.cache, MetricKind::kPodMemoryBytes, "pod-a", rig.now, 600, [](int) { return kGiB; });
+  const uint64_t total = 85520809984ULL;  // H100 80GB HBM3: 81559 MiB
+  gpuFill(MetricKind::kNodeGpuCore, "", 0, 87.5);
+  gpuFill(MetricKind::kNodeGpuMemoryBytes, "", 0, 30 * kGiB);
+  gpuFill(MetricKind::kPodGpuCore, "pod-a", 0, 70);
+  gpuFill(MetricKind::kPodGpuMemoryBytes, "pod-a", 0, 18 * kGiB);
+  // GPU 1 has no samples (its use could not be read): left out.
+  const std::vector<NodeMetricGpu> gpus = {{0, "GPU-6b1f", total}, {1, "GPU-702e", total}};
+  const json status =
+      buildNodeMetricStatus(rig.cache, {makePod("pod-a", "ml", "train", KubeQos::kBurstable)},
+                            specWith(300s, {5min}), rig.now, rig.clock.wallNow(), {}, {}, gpus);
+  const json want = json::parse(R"([{"type": "gpu", "id": "GPU-6b1f", "minor": 0,
+      "health": false, "resources": {"koordinator.sh/gpu-core": "87",
+      "koordinator.sh/gpu-memory": "30Gi", "koordinator.sh/gpu-memory-ratio": "37"}}])");
+  CHECK(status["nodeMetric"]["nodeUsage"]["devices"] == want);
+  CHECK(status["nodeMetric"]["aggregatedNodeUsages"][0]["usage"]["p99"]["devices"] == want);
+  CHECK_FALSE(status["nodeMetric"]["systemUsage"].contains("devices"));
+  CHECK(status["podsMetric"][0]["podUsage"]["devices"] ==
+        json::parse(R"([{"type": "gpu", "id": "GPU-6b1f", "minor": 0, "health": false,
+          "resources": {"koordinator.sh/gpu-core": "70", "koordinator.sh/gpu-memory": "18Gi",
+          "koordinator.sh/gpu-memory-ratio": "22"}}])"));
+  // Without GPUs given, no devices anywhere.
+  const json plain =
+      buildNodeMetricStatus(rig.cache, {makePod("pod-a", "ml", "train", KubeQos::kBurstable)},
+                            specWith(300s, {5min}), rig.now, rig.clock.wallNow());
+  CHECK_FALSE(plain["nodeMetric"]["nodeUsage"].contains("devices"));
+  CHECK_FALSE(plain["podsMetric"][0]["podUsage"].contains("devices"));
+}
