@@ -201,8 +201,17 @@ Result<std::unique_ptr<GpuLibrary>> loadNvml(const std::string& path) {
   ::dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    const char* why = ::dlerror();
-    return makeError("cannot load " + path + ": " + (why ? why : "not found"));
+    // The loader's "cannot open shared object file: No such file or directory" said
+    // the way an operator reads it (and not in words that read as the agent's own
+    // libraries missing); anything else as the loader says it.
+    const char* loader = ::dlerror();  // once: a second call returns nullptr
+    const std::string why = loader != nullptr ? loader : "";
+    if (why.empty() || why.find("No such file or directory") != std::string::npos) {
+      return makeError("cannot load " + path +
+                       ": not found (no NVIDIA driver library on this node, or not mounted into "
+                       "the agent's container)");
+    }
+    return makeError("cannot load " + path + ": " + why);
   }
   Functions f;
   const char* missing = nullptr;

@@ -43,7 +43,9 @@ TEST_CASE("NVML's bus id and CUDA version are put in the forms the node shows", 
 TEST_CASE("without the NVML library the loader says why and loads nothing", "[gpu]") {
   auto absent = loadNvml("libnvidia-ml-absent-for-this-test.so.1");
   REQUIRE_FALSE(absent.ok());
-  CHECK(absent.error().message.find("cannot load libnvidia-ml-absent-for-this-test.so.1") == 0);
+  CHECK(absent.error().message ==
+        "cannot load libnvidia-ml-absent-for-this-test.so.1: not found (no NVIDIA driver library "
+        "on this node, or not mounted into the agent's container)");
   // A library that is not NVML (the C math library is on every machine): the first
   // function missing is named.
   auto notNvml = loadNvml("libm.so.6");
