@@ -29,7 +29,7 @@
 // error, 77 (a skip) without root or cgroup v1.
 //   soak AGENT_BINARY SECONDS NODESLO [PODS]   (root, cgroup v1 cpu,cpuacct,cpuset,memory)
 // Default in `make bench`: 1800 s; a release runs it for 24 h (86400); `make test`
-// runs 180 s (the meson test soak-short).
+// runs 210 s (the meson test soak-short).
 #include <sys/wait.h>
 #include <unistd.h>
 
