@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kube/json_quantity.h"
+#include "kube/node_owner.h"
 #include "kube/pod.h"
 
 namespace koord {
@@ -100,12 +101,7 @@ json newDeviceObject(std::string_view nodeName, std::string_view nodeUid,
   json meta{{"name", nodeName}};
   if (!content.labels.empty()) meta["labels"] = content.labels;
   if (!nodeUid.empty()) {
-    meta["ownerReferences"] = json::array({json{{"apiVersion", "v1"},
-                                                {"kind", "Node"},
-                                                {"name", nodeName},
-                                                {"uid", nodeUid},
-                                                {"controller", true},
-                                                {"blockOwnerDeletion", true}}});
+    meta["ownerReferences"] = nodeOwnerReferences(nodeName, nodeUid);
   }
   json devices = json::array();
   for (const DeviceGpu& g : content.gpus) devices.push_back(deviceGpuJson(g));

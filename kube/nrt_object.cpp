@@ -1,6 +1,7 @@
 #include "kube/nrt_object.h"
 
 #include "kube/json_quantity.h"
+#include "kube/node_owner.h"
 #include "kube/pod.h"
 
 namespace koord {
@@ -79,12 +80,7 @@ json newNrtObject(std::string_view nodeName, std::string_view nodeUid, const Nrt
             {"labels", {{"app.kubernetes.io/managed-by", "Koordinator"}}},
             {"annotations", content.annotations}};
   if (!nodeUid.empty()) {
-    meta["ownerReferences"] = json::array({json{{"apiVersion", "v1"},
-                                                {"kind", "Node"},
-                                                {"name", nodeName},
-                                                {"uid", nodeUid},
-                                                {"controller", true},
-                                                {"blockOwnerDeletion", true}}});
+    meta["ownerReferences"] = nodeOwnerReferences(nodeName, nodeUid);
   }
   return json{{"apiVersion", "topology.node.k8s.io/v1alpha1"},
               {"kind", "NodeResourceTopology"},
