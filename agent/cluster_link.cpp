@@ -75,19 +75,22 @@ ClusterLink::ClusterLink(boost::asio::io_context& io, ApiConfig api, const Optio
   if (opts.kubeApiTimeout.count() > 0) cc.timeout = opts.kubeApiTimeout;
   client_ = std::make_unique<ApiClient>(io, std::move(cc), clock);
 
-  auto informer = [&](const char* resource, const char* path) {
-    ObjectInformerConfig c;
-    c.resource = resource;
-    c.collectionPath = path;
-    c.name = opts.nodeName;
-    c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts.kubeApiWatchTimeout);
-    if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
-    return std::make_unique<ObjectInformer>(io, *client_, std::move(c), clock, failures,
-                                            jitterSource());
-  };
-  node_ = informer("nodes", "/api/v1/nodes");
-  nodeSlo_ = informer("nodeslos", "/apis/slo.koordinator.sh/v1alpha1/nodeslos");
-  nodeMetric_ = informer("nodemetrics", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics");
+  node_ = nodeObjectInformer("nodes", "/api/v1/nodes");
+  nodeSlo_ = nodeObjectInformer("nodeslos", "/apis/slo.koordinator.sh/v1alpha1/nodeslos");
+  nodeMetric_ = nodeObjectInformer("nodemetrics", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics");
+}
+
+// A watch on the one object of `resource` named after the node.
+std::unique_ptr<ObjectInformer> ClusterLink::nodeObjectInformer(std::string resource,
+                                                                std::string collectionPath) {
+  ObjectInformerConfig c;
+  c.resource = std::move(resource);
+  c.collectionPath = std::move(collectionPath);
+  c.name = opts_.nodeName;
+  c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts_.kubeApiWatchTimeout);
+  if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
+  return std::make_unique<ObjectInformer>(io_, *client_, std::move(c), *clock_, failures_,
+                                          jitterSource());
 }
 
 ClusterLink::~ClusterLink() { stop(); }
@@ -101,26 +104,12 @@ void ClusterLink::reportNodeMetric(StatusFn build, IntervalFn interval) {
 }
 
 void ClusterLink::reportTopology() {
-  ObjectInformerConfig c;
-  c.resource = std::string(kNrtResource);
-  c.collectionPath = std::string(kNrtCollectionPath);
-  c.name = opts_.nodeName;
-  c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts_.kubeApiWatchTimeout);
-  if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
-  nrt_ = std::make_unique<ObjectInformer>(io_, *client_, std::move(c), *clock_, failures_,
-                                          jitterSource());
+  nrt_ = nodeObjectInformer(std::string(kNrtResource), std::string(kNrtCollectionPath));
   topoReporter_ = std::make_unique<TopologyReporter>(*client_, opts_.nodeName, *clock_, failures_);
 }
 
 void ClusterLink::reportDevices() {
-  ObjectInformerConfig c;
-  c.resource = std::string(kDeviceResource);
-  c.collectionPath = std::string(kDeviceCollectionPath);
-  c.name = opts_.nodeName;
-  c.watchTimeout = std::chrono::duration_cast<std::chrono::seconds>(opts_.kubeApiWatchTimeout);
-  if (c.watchTimeout.count() < 1) c.watchTimeout = std::chrono::seconds(1);
-  devices_ = std::make_unique<ObjectInformer>(io_, *client_, std::move(c), *clock_, failures_,
-                                              jitterSource());
+  devices_ = nodeObjectInformer(std::string(kDeviceResource), std::string(kDeviceCollectionPath));
   deviceReporter_ = std::make_unique<DeviceReporter>(*client_, opts_.nodeName, *clock_, failures_);
 }
 

@@ -94,6 +94,8 @@ class ClusterLink {
   KubeApiSample sample() const;
 
  private:
+  std::unique_ptr<ObjectInformer> nodeObjectInformer(std::string resource,
+                                                     std::string collectionPath);
   void armReportTimer();
   void reportNow();
 
