@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "base/host_paths.h"
 #include "base/read_file.h"
 
 namespace koord {
@@ -28,17 +29,13 @@ int firstCpuOf(std::string_view cpuList) {
 GpuPlace readGpuPlace(const std::string& sysRoot, const std::string& busId) {
   GpuPlace place;
   if (busId.empty() || busId.find('/') != std::string::npos) return place;
-  std::string dir = sysRoot;
-  if (!dir.empty() && dir.back() != '/') dir.push_back('/');
-  std::string device = dir;
-  device.append("bus/pci/devices/").append(busId).push_back('/');
-  if (auto numa = readFile(device + "numa_node", 64)) place.numaNode = parseSysfsIndex(*numa);
-  if (auto cpus = readFile(device + "local_cpulist", 4096)) {
+  const std::string device = HostPaths::join(sysRoot, "bus/pci/devices/" + busId);
+  if (auto numa = readFile(device + "/numa_node", 64)) place.numaNode = parseSysfsIndex(*numa);
+  if (auto cpus = readFile(device + "/local_cpulist", 4096)) {
     if (const int cpu = firstCpuOf(*cpus); cpu >= 0) {
-      std::string package = dir;
-      package.append("devices/system/cpu/cpu")
-          .append(std::to_string(cpu))
-          .append("/topology/physical_package_id");
+      const std::string package =
+          HostPaths::join(sysRoot, "devices/system/cpu/cpu" + std::to_string(cpu) +
+                                       "/topology/physical_package_id");
       if (auto id = readFile(package, 64)) place.socket = parseSysfsIndex(*id);
     }
   }

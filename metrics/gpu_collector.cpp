@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "base/host_paths.h"
 #include "base/read_file.h"
 
 namespace koord {
@@ -43,6 +44,19 @@ std::string podUidOf(std::string_view segment) {
   return uid;
 }
 
+// Calls fn with each non-empty '/'-separated segment of `path` until it returns true.
+template <typename Fn>
+void forEachSegment(std::string_view path, Fn fn) {
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    const std::string_view seg = path.substr(i, j - i);
+    i = j + 1;
+    if (!seg.empty() && fn(seg)) return;
+  }
+}
+
 }  // namespace
 
 std::optional<ProcessOwner> parseProcessOwner(std::string_view procCgroup) {
@@ -60,19 +74,14 @@ std::optional<ProcessOwner> parseProcessOwner(std::string_view procCgroup) {
     std::string_view path = line.substr(c2 + 1);
     if (path.find("kubepods") == std::string_view::npos) continue;
     ProcessOwner owner;
-    size_t i = 0;
-    while (i < path.size()) {
-      size_t j = path.find('/', i);
-      if (j == std::string_view::npos) j = path.size();
-      const std::string_view seg = path.substr(i, j - i);
-      i = j + 1;
-      if (seg.empty()) continue;
+    forEachSegment(path, [&](std::string_view seg) {
       if (owner.podUid.empty()) {
         owner.podUid = podUidOf(seg);
-      } else if (owner.containerId.empty()) {
+      } else {
         owner.containerId = containerIdOf(seg);
       }
-    }
+      return !owner.containerId.empty();
+    });
     if (!owner.podUid.empty()) return owner;
   }
   return std::nullopt;
@@ -80,29 +89,23 @@ std::optional<ProcessOwner> parseProcessOwner(std::string_view procCgroup) {
 
 std::string pcieRootOf(std::string_view resolvedPath) {
   // A path segment "pci" + 4 hex + ":" + 2 hex.
-  size_t i = 0;
-  while (i < resolvedPath.size()) {
-    size_t j = resolvedPath.find('/', i);
-    if (j == std::string_view::npos) j = resolvedPath.size();
-    std::string_view seg = resolvedPath.substr(i, j - i);
-    i = j + 1;
-    auto hex = [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    };
+  auto hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  std::string root;
+  forEachSegment(resolvedPath, [&](std::string_view seg) {
     if (seg.size() == 10 && seg.starts_with("pci") && hex(seg[3]) && hex(seg[4]) && hex(seg[5]) &&
         hex(seg[6]) && seg[7] == ':' && hex(seg[8]) && hex(seg[9])) {
-      return std::string(seg);
+      root = seg;
     }
-  }
-  return "";
+    return !root.empty();
+  });
+  return root;
 }
 
 GpuCollector::GpuCollector(std::unique_ptr<GpuLibrary> library, std::string procRoot,
                            std::string sysRoot)
-    : library_(std::move(library)), procRoot_(std::move(procRoot)), sysRoot_(std::move(sysRoot)) {
-  if (!procRoot_.empty() && procRoot_.back() != '/') procRoot_.push_back('/');
-  if (!sysRoot_.empty() && sysRoot_.back() != '/') sysRoot_.push_back('/');
-}
+    : library_(std::move(library)), procRoot_(std::move(procRoot)), sysRoot_(std::move(sysRoot)) {}
 
 Status GpuCollector::start() {
   inventory_.clear();
@@ -115,8 +118,7 @@ Status GpuCollector::start() {
     GpuInventory g;
     g.place = readGpuPlace(sysRoot_, d.busId);
     if (!d.busId.empty() && d.busId.find('/') == std::string::npos) {
-      std::string link = sysRoot_;
-      link.append("bus/pci/devices/").append(d.busId);
+      const std::string link = HostPaths::join(sysRoot_, "bus/pci/devices/" + d.busId);
       if (char* real = ::realpath(link.c_str(), nullptr)) {
         g.pcieId = pcieRootOf(real);
         std::free(real);
@@ -129,9 +131,7 @@ Status GpuCollector::start() {
 }
 
 std::optional<ProcessOwner> GpuCollector::ownerOf(int pid) {
-  std::string path = procRoot_;
-  path.append(std::to_string(pid)).append("/cgroup");
-  auto text = readFile(path, 64 * 1024);
+  auto text = readFile(HostPaths::join(procRoot_, std::to_string(pid) + "/cgroup"), 64 * 1024);
   if (!text) return std::nullopt;  // gone since the driver listed it
   return parseProcessOwner(*text);
 }
