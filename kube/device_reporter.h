@@ -17,26 +17,8 @@
 
 namespace koord {
 
-class DeviceReport final : public ReportedContent {
- public:
-  explicit DeviceReport(DeviceContent content) : content_(std::move(content)) {}
-  nlohmann::json newObject(std::string_view nodeName, std::string_view nodeUid) const override {
-    return newDeviceObject(nodeName, nodeUid, content_);
-  }
-  nlohmann::json applied(const nlohmann::json& current) const override {
-    return applyDeviceContent(current, content_);
-  }
-  std::optional<std::string> differs(const nlohmann::json& current) const override {
-    return deviceDiffers(current, content_);
-  }
-  bool equals(const ReportedContent& other) const override {
-    const auto* o = dynamic_cast<const DeviceReport*>(&other);
-    return o != nullptr && o->content_ == content_;
-  }
-
- private:
-  DeviceContent content_;
-};
+using DeviceReport =
+    ContentReport<DeviceContent, newDeviceObject, applyDeviceContent, deviceDiffers>;
 
 class DeviceReporter : public OwnedObjectReporter {
  public:

@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,33 @@ class ReportedContent {
   // Why the server's object differs from the content; nullopt when it says the same.
   virtual std::optional<std::string> differs(const nlohmann::json& current) const = 0;
   virtual bool equals(const ReportedContent& other) const = 0;
+};
+
+// A ReportedContent from a content type and its three pure functions (the kind's
+// object file: kube/nrt_object.h, kube/device_object.h).
+template <typename Content,
+          nlohmann::json (*New)(std::string_view, std::string_view, const Content&),
+          nlohmann::json (*Apply)(const nlohmann::json&, const Content&),
+          std::optional<std::string> (*Differs)(const nlohmann::json&, const Content&)>
+class ContentReport final : public ReportedContent {
+ public:
+  explicit ContentReport(Content content) : content_(std::move(content)) {}
+  nlohmann::json newObject(std::string_view nodeName, std::string_view nodeUid) const override {
+    return New(nodeName, nodeUid, content_);
+  }
+  nlohmann::json applied(const nlohmann::json& current) const override {
+    return Apply(current, content_);
+  }
+  std::optional<std::string> differs(const nlohmann::json& current) const override {
+    return Differs(current, content_);
+  }
+  bool equals(const ReportedContent& other) const override {
+    const auto* o = dynamic_cast<const ContentReport*>(&other);
+    return o != nullptr && o->content_ == content_;
+  }
+
+ private:
+  Content content_;
 };
 
 struct ReportedKind {

@@ -16,26 +16,7 @@
 namespace koord {
 
 // The NodeResourceTopology content as a ReportedContent.
-class NrtReport final : public ReportedContent {
- public:
-  explicit NrtReport(NrtContent content) : content_(std::move(content)) {}
-  nlohmann::json newObject(std::string_view nodeName, std::string_view nodeUid) const override {
-    return newNrtObject(nodeName, nodeUid, content_);
-  }
-  nlohmann::json applied(const nlohmann::json& current) const override {
-    return applyNrtContent(current, content_);
-  }
-  std::optional<std::string> differs(const nlohmann::json& current) const override {
-    return nrtDiffers(current, content_);
-  }
-  bool equals(const ReportedContent& other) const override {
-    const auto* o = dynamic_cast<const NrtReport*>(&other);
-    return o != nullptr && o->content_ == content_;
-  }
-
- private:
-  NrtContent content_;
-};
+using NrtReport = ContentReport<NrtContent, newNrtObject, applyNrtContent, nrtDiffers>;
 
 class TopologyReporter : public OwnedObjectReporter {
  public:
