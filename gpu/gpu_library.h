@@ -48,6 +48,41 @@ struct GpuDeviceUsage {
   std::vector<GpuProcessUsage> processes;
 };
 
+// A critical error the driver raised on a GPU: an Xid event (the driver's error
+// codes, NVIDIA's "Xid Errors" list), a double-bit ECC error, or a GPU gone from
+// the bus.
+struct GpuHealthEvent {
+  std::string uuid;  // the GPU's; "" when the driver cannot say which (all of them)
+  uint64_t xid = 0;  // the Xid of an Xid event; 0 otherwise
+  std::string what;  // "Xid 79", "double-bit ECC error", "GPU lost"
+  bool operator==(const GpuHealthEvent&) const = default;
+};
+
+// The driver's critical-error events for the node's GPUs, read by one thread (the
+// wait blocks; the driver allows it beside the other calls).
+class GpuEventWatch {
+ public:
+  virtual ~GpuEventWatch() = default;
+  // The next event within timeoutMs; nullopt when none came. An error when the
+  // driver cannot wait (the caller pauses before it tries again).
+  virtual Result<std::optional<GpuHealthEvent>> wait(unsigned timeoutMs) = 0;
+};
+
+// A GPU whose critical errors are not watched.
+struct GpuUnwatched {
+  std::string uuid;
+  std::string why;
+  // The driver says the GPU cannot report them (too old a GPU): koordlet, and
+  // NVIDIA's device plugin, take such a GPU as unhealthy.
+  bool unsupported = false;
+  bool operator==(const GpuUnwatched&) const = default;
+};
+
+struct GpuWatchStart {
+  std::unique_ptr<GpuEventWatch> watch;
+  std::vector<GpuUnwatched> unwatched;
+};
+
 class GpuLibrary {
  public:
   virtual ~GpuLibrary() = default;
@@ -57,6 +92,9 @@ class GpuLibrary {
   // than this CPU timestamp (0: whatever the driver holds); the caller passes the time
   // of its last call.
   virtual Result<GpuDeviceUsage> usage(unsigned index, uint64_t sinceMicros) = 0;
+  // Starts watching every GPU for critical errors (an error when the driver offers
+  // no events at all). The watch must go before the library.
+  virtual Result<GpuWatchStart> watchHealth() = 0;
 };
 
 }  // namespace koord

@@ -11,9 +11,15 @@ constexpr Return kSuccess = 0;
 constexpr Return kErrorNotSupported = 3;
 constexpr Return kErrorInsufficientSize = 7;
 constexpr Return kErrorNotFound = 6;
+constexpr Return kErrorTimeout = 10;
 constexpr Return kErrorGpuIsLost = 15;
 
-using Device = void*;  // nvmlDevice_t, an opaque handle
+using Device = void*;    // nvmlDevice_t, an opaque handle
+using EventSet = void*;  // nvmlEventSet_t, an opaque handle
+
+// Event types (nvmlEventType*), a mask.
+constexpr unsigned long long kEventDoubleBitEcc = 0x2;
+constexpr unsigned long long kEventXidCritical = 0x8;
 
 // Buffer sizes NVML documents for its string getters (the _V2 sizes, the largest).
 constexpr unsigned kUuidBuffer = 96;
@@ -62,6 +68,14 @@ struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
   unsigned int decUtil;
 };
 
+struct EventData {  // nvmlEventData_t
+  Device device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the Xid of an Xid event (999: an Xid the driver does not know)
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+
 // The functions, by their exported names.
 using InitFn = Return (*)();                             // nvmlInit_v2
 using ShutdownFn = Return (*)();                         // nvmlShutdown
@@ -79,5 +93,10 @@ using ProcessesV2Fn = Return (*)(Device, unsigned int*, ProcessInfoV2*);
 using ProcessesV1Fn = Return (*)(Device, unsigned int*, ProcessInfoV1*);
 using ProcessUtilizationFn = Return (*)(Device, ProcessUtilizationSample*, unsigned int*,
                                         unsigned long long);
+using EventSetCreateFn = Return (*)(EventSet*);                     // nvmlEventSetCreate
+using EventSetFreeFn = Return (*)(EventSet);                        // nvmlEventSetFree
+using SupportedEventsFn = Return (*)(Device, unsigned long long*);  // GetSupportedEventTypes
+using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // RegisterEvents
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);      // nvmlEventSetWait_v2
 
 }  // namespace koord::nvml

@@ -31,6 +31,65 @@ struct Functions {
   nvml::ProcessesV2Fn processesV2 = nullptr;                // optional (R470 and later)
   nvml::ProcessesV1Fn processesV1 = nullptr;                // optional, older drivers
   nvml::ProcessUtilizationFn processUtilization = nullptr;  // optional
+  // Critical-error events (all optional: without them no GPU is watched).
+  nvml::EventSetCreateFn eventSetCreate = nullptr;
+  nvml::EventSetFreeFn eventSetFree = nullptr;
+  nvml::SupportedEventsFn supportedEvents = nullptr;
+  nvml::RegisterEventsFn registerEvents = nullptr;
+  nvml::EventSetWaitFn eventWait = nullptr;
+};
+
+std::string message(const Functions& f, nvml::Return rc) {
+  const char* s = f.errorString ? f.errorString(rc) : nullptr;
+  return (s ? std::string(s) : std::string("error")) + " (" + std::to_string(rc) + ")";
+}
+
+Error fail(const Functions& f, const std::string& call, nvml::Return rc) {
+  return makeError("NVML " + call + ": " + message(f, rc));
+}
+
+// The events of the GPUs registered in one event set; read from one thread.
+class NvmlEventWatch final : public GpuEventWatch {
+ public:
+  NvmlEventWatch(const Functions& f, nvml::EventSet set,
+                 std::vector<std::pair<nvml::Device, std::string>> uuids)
+      : f_(f), set_(set), uuids_(std::move(uuids)) {}
+  ~NvmlEventWatch() override { f_.eventSetFree(set_); }
+
+  Result<std::optional<GpuHealthEvent>> wait(unsigned timeoutMs) override {
+    nvml::EventData data{};
+    const auto rc = f_.eventWait(set_, &data, timeoutMs);
+    if (rc == nvml::kErrorTimeout) return std::optional<GpuHealthEvent>();
+    // A GPU fell off the bus; the driver does not say which.
+    if (rc == nvml::kErrorGpuIsLost) {
+      return std::optional<GpuHealthEvent>(GpuHealthEvent{"", 0, "GPU lost"});
+    }
+    if (rc != nvml::kSuccess) return fail(f_, "nvmlEventSetWait_v2", rc);
+    GpuHealthEvent e;
+    e.uuid = uuidOf(data.device);
+    if (data.eventType & nvml::kEventXidCritical) {
+      e.xid = data.eventData;
+      e.what = "Xid " + std::to_string(e.xid);
+    } else if (data.eventType & nvml::kEventDoubleBitEcc) {
+      e.what = "double-bit ECC error";
+    } else {
+      return std::optional<GpuHealthEvent>();  // not a type we registered
+    }
+    return std::optional<GpuHealthEvent>(std::move(e));
+  }
+
+ private:
+  // The GPU an event names, by the handles registered; "" when the driver names none.
+  std::string uuidOf(nvml::Device dev) const {
+    for (const auto& [handle, uuid] : uuids_) {
+      if (handle == dev) return uuid;
+    }
+    return "";
+  }
+
+  Functions f_;
+  nvml::EventSet set_;
+  std::vector<std::pair<nvml::Device, std::string>> uuids_;
 };
 
 class NvmlLibrary final : public GpuLibrary {
@@ -114,14 +173,50 @@ class NvmlLibrary final : public GpuLibrary {
     return u;
   }
 
+  Result<GpuWatchStart> watchHealth() override {
+    if (!f_.eventSetCreate || !f_.eventSetFree || !f_.registerEvents || !f_.eventWait) {
+      return makeError("NVML has no nvmlEventSetWait_v2 (a driver older than R450)");
+    }
+    unsigned n = 0;
+    if (auto rc = f_.count(&n); rc != nvml::kSuccess) return fail("nvmlDeviceGetCount_v2", rc);
+    nvml::EventSet set = nullptr;
+    if (auto rc = f_.eventSetCreate(&set); rc != nvml::kSuccess) {
+      return fail("nvmlEventSetCreate", rc);
+    }
+    GpuWatchStart start;
+    std::vector<std::pair<nvml::Device, std::string>> watched;
+    for (unsigned i = 0; i < n; ++i) {
+      nvml::Device dev = nullptr;
+      char buf[nvml::kUuidBuffer] = {};
+      if (f_.handle(i, &dev) != nvml::kSuccess || f_.uuid(dev, buf, sizeof buf) != nvml::kSuccess) {
+        continue;  // a GPU the driver cannot name now: its use says so each round
+      }
+      const std::string uuid = buf;
+      // Xid events, and double-bit ECC errors where the GPU reports them apart.
+      unsigned long long mask = nvml::kEventXidCritical | nvml::kEventDoubleBitEcc;
+      unsigned long long supported = mask;
+      if (f_.supportedEvents && f_.supportedEvents(dev, &supported) == nvml::kSuccess) {
+        mask &= supported;
+      }
+      if (!(mask & nvml::kEventXidCritical)) {
+        start.unwatched.push_back({uuid, "the GPU reports no Xid events", true});
+        continue;
+      }
+      const auto rc = f_.registerEvents(dev, mask, set);
+      if (rc == nvml::kSuccess) {
+        watched.emplace_back(dev, uuid);
+      } else {
+        start.unwatched.push_back(
+            {uuid, "nvmlDeviceRegisterEvents: " + message(rc), rc == nvml::kErrorNotSupported});
+      }
+    }
+    start.watch = std::make_unique<NvmlEventWatch>(f_, set, std::move(watched));
+    return start;
+  }
+
  private:
-  std::string message(nvml::Return rc) const {
-    const char* s = f_.errorString ? f_.errorString(rc) : nullptr;
-    return (s ? std::string(s) : std::string("error")) + " (" + std::to_string(rc) + ")";
-  }
-  Error fail(const std::string& call, nvml::Return rc) const {
-    return makeError("NVML " + call + ": " + message(rc));
-  }
+  std::string message(nvml::Return rc) const { return koord::message(f_, rc); }
+  Error fail(const std::string& call, nvml::Return rc) const { return koord::fail(f_, call, rc); }
 
   // Compute processes and their memory; a driver without the call lists none.
   Status readProcesses(nvml::Device dev, std::vector<GpuProcessUsage>& out) {
@@ -240,11 +335,18 @@ Result<std::unique_ptr<GpuLibrary>> loadNvml(const std::string& path) {
   resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v2", f.processesV2);
   if (!f.processesV2) resolve(handle, "nvmlDeviceGetComputeRunningProcesses", f.processesV1);
   resolve(handle, "nvmlDeviceGetProcessUtilization", f.processUtilization);
+  resolve(handle, "nvmlEventSetCreate", f.eventSetCreate);
+  resolve(handle, "nvmlEventSetFree", f.eventSetFree);
+  resolve(handle, "nvmlDeviceGetSupportedEventTypes", f.supportedEvents);
+  resolve(handle, "nvmlDeviceRegisterEvents", f.registerEvents);
+  resolve(handle, "nvmlEventSetWait_v2", f.eventWait);
   if (const auto rc = f.init(); rc != nvml::kSuccess) {
+    // NVML's message lives in the library: copied before it is unmapped.
     const char* s = f.errorString(rc);
+    const std::string why =
+        "nvmlInit_v2: " + std::string(s ? s : "error") + " (" + std::to_string(rc) + ")";
     ::dlclose(handle);
-    return makeError("nvmlInit_v2: " + std::string(s ? s : "error") + " (" + std::to_string(rc) +
-                     ")");
+    return makeError(why);
   }
   return std::unique_ptr<GpuLibrary>(new NvmlLibrary(handle, f));
 }
