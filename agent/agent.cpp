@@ -252,6 +252,7 @@ void Agent::stop() {
   if (nri_) nri_->stop();
   hookServerTimer_.cancel();
   if (hookServer_) hookServer_->stop();
+  if (gpuHealth_) gpuHealth_->stop();
 }
 
 // Fixed-rate schedule: the next round is due one interval after the previous due

@@ -30,6 +30,7 @@
 #include "kube/pods_informer.h"
 #include "metrics/exporter.h"
 #include "metrics/gpu_collector.h"
+#include "metrics/gpu_health.h"
 #include "metrics/host_app_collector.h"
 #include "metrics/metric_cache.h"
 #include "metrics/node_collector.h"
@@ -194,6 +195,11 @@ class Agent {
   std::string gpuOff_;  // why there is no GPU ("" = there is, or the gate is off)
   Clock::Monotonic lastDeviceSync_{};
   std::set<std::string> gpuFailing_;  // FailureLog keys failing last round
+  // The driver's critical-error events (metrics/gpu_health.h): watched on their own
+  // thread, judged here on the loop. Declared after gpu_: it goes first.
+  void startGpuHealth();
+  void onGpuHealth(const Result<GpuHealthEvent>& next);
+  std::unique_ptr<GpuHealthWatcher> gpuHealth_;
 
   // Node topology (agent_topology.cpp): the NodeResourceTopology content and the
   // CPUSetAllocator hook's share pools.

@@ -4,8 +4,12 @@
 // 0) and has no GPU; nothing else changes and no Device is written (koordlet writes
 // an empty one; an object saying "no GPU" on every CPU node of a cluster helps no
 // scheduler). With GPUs: their use each round into the cache (for NodeMetric) and
-// /metrics, and the node's Device every --node-topology-sync-interval.
+// /metrics, and the node's Device every --node-topology-sync-interval; the driver's
+// critical-error events on their own thread (metrics/gpu_health.h), judged here on
+// the loop, an unhealthy GPU in the Device at once.
 #include "agent/agent.h"
+
+#include <boost/asio/post.hpp>
 
 #include "gpu/nvml_library.h"
 #include "metrics/quantity_format.h"
@@ -48,7 +52,62 @@ void Agent::startGpu() {
   KLOG_INFO << "Accelerators: " << collector->inventory().size() << " GPU(s), driver "
             << collector->system().driverVersion << ", CUDA " << collector->system().cudaVersion;
   gpu_ = std::move(collector);
+  startGpuHealth();
   if (cluster_) cluster_->reportDevices();
+}
+
+void Agent::startGpuHealth() {
+  auto watch = gpu_->watchHealth();
+  if (!watch) {
+    KLOG_WARNING << "Accelerators: GPU health is not watched (" << watch.error().message
+                 << "): a GPU reads as unhealthy only when the driver cannot read it at start";
+    exporter_.setFeatureSupported("gpu_health_events", false);
+    return;
+  }
+  for (const GpuUnwatched& u : watch->unwatched) {
+    if (!u.unsupported) {
+      KLOG_WARNING << "GPU " << u.uuid << ": its critical errors are not watched (" << u.why << ")";
+      continue;
+    }
+    // As koordlet and NVIDIA's device plugin: a GPU that cannot say it failed is
+    // not offered as healthy.
+    for (unsigned minor : gpu_->markUnhealthy(u.uuid, "no critical-error events: " + u.why)) {
+      KLOG_WARNING << "GPU " << minor << " (" << u.uuid
+                   << ") reported unhealthy: it cannot report critical errors (" << u.why << ")";
+    }
+  }
+  exporter_.setFeatureSupported("gpu_health_events", true);
+  gpuHealth_ = std::make_unique<GpuHealthWatcher>(
+      std::move(watch->watch), [this](Result<GpuHealthEvent> next) {
+        boost::asio::post(io_, [this, next = std::move(next)] { onGpuHealth(next); });
+      });
+}
+
+void Agent::onGpuHealth(const Result<GpuHealthEvent>& next) {
+  if (stopped_ || !gpu_) return;
+  constexpr std::string_view kKey = "gpu health events";
+  if (!next) {
+    failures_.failure(kKey, Severity::kWarning,
+                      "GPU health events not read: " + next.error().message);
+    return;
+  }
+  failures_.success(kKey);
+  const GpuHealthEvent& e = *next;
+  std::string minor;
+  for (const GpuInventory& g : gpu_->inventory()) {
+    if (!e.uuid.empty() && g.info.uuid == e.uuid) minor = std::to_string(g.info.minor);
+  }
+  exporter_.countGpuCriticalError(minor, e.uuid, e.what);
+  if (!isCritical(e)) return;  // an application's Xid: the GPU still works
+  const auto marked = gpu_->markUnhealthy(e.uuid, e.what);
+  for (unsigned m : marked) {
+    KLOG_WARNING << "GPU " << m << " unhealthy: " << e.what
+                 << (e.uuid.empty() ? " (the driver named no GPU: every GPU is marked)" : "")
+                 << "; the Device says so until the agent restarts";
+  }
+  if (marked.empty()) return;
+  lastDeviceSync_ = {};  // now, not at the next interval
+  syncDevices();
 }
 
 void Agent::collectGpu() {

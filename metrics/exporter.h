@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -264,6 +265,10 @@ class Exporter {
   // round replace the last round's.
   void recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystemInfo& system,
                   const GpuRound& round);
+  // koordlet_gpu_critical_errors_total{gpu_minor,gpu_device_uuid,error}: one driver
+  // event (metrics/gpu_health.h); minor and uuid "" when the event names no GPU.
+  void countGpuCriticalError(const std::string& minor, const std::string& uuid,
+                             const std::string& error);
 
   // The text exposition format (version 0.0.4).
   std::string render() const;
@@ -414,6 +419,9 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* podGpuMemory_ = nullptr;
   prometheus::Family<prometheus::Gauge>* containerGpuCore_ = nullptr;
   prometheus::Family<prometheus::Gauge>* containerGpuMemory_ = nullptr;
+  prometheus::Family<prometheus::Counter>* gpuCriticalErrors_ = nullptr;
+  static constexpr size_t kMaxGpuErrorSeries = 256;
+  std::set<std::pair<std::string, std::string>> gpuErrorSeries_;  // (minor, error) counted
   // (family, series) written by the last recordGpus(), removed by the next.
   std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> gpuSeries_;
   prometheus::Family<prometheus::Gauge>* nodeAllocatable_ = nullptr;

@@ -22,6 +22,11 @@ void Exporter::initGpu() {
   containerGpuCore_ =
       &gaugeFamily("koordlet_container_gpu_core_usage",
                    "the container's processes' share of the GPU's cores, percent of one GPU");
+  gpuCriticalErrors_ = &counterFamily(
+      "koordlet_gpu_critical_errors_total",
+      "the driver's critical-error events on the GPU (error: \"Xid <n>\", \"double-bit ECC "
+      "error\", \"GPU lost\"; an event naming no GPU has empty GPU labels); application Xids "
+      "(13, 31, 43, 45, 68) counted without making the GPU unhealthy");
   containerGpuMemory_ = &gaugeFamily("koordlet_container_gpu_memory_usage_bytes",
                                      "the GPU memory the container's processes hold, bytes");
 }
@@ -77,6 +82,19 @@ void Exporter::recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystem
       set(containerGpuMemory_, labels, static_cast<double>(use.memory));
     }
   }
+}
+
+void Exporter::countGpuCriticalError(const std::string& minor, const std::string& uuid,
+                                     const std::string& error) {
+  // Bounded: a GPU's Xids are a short list; past kMaxGpuErrorSeries a new pair is
+  // counted as "other".
+  const bool known = gpuErrorSeries_.contains({minor, error});
+  const bool room = gpuErrorSeries_.size() < kMaxGpuErrorSeries;
+  const std::string label = known || room ? error : "other";
+  if (!known && room) gpuErrorSeries_.insert({minor, error});
+  gpuCriticalErrors_->Add({{"gpu_minor", minor}, {"gpu_device_uuid", uuid}, {"error", label},
+                           {"node", node_}})
+      .Increment();
 }
 
 }  // namespace koord

@@ -130,6 +130,18 @@ Status GpuCollector::start() {
   return Ok{};
 }
 
+std::vector<unsigned> GpuCollector::markUnhealthy(const std::string& uuid, const std::string& why) {
+  std::vector<unsigned> marked;
+  for (GpuInventory& g : inventory_) {
+    if (!uuid.empty() && g.info.uuid != uuid) continue;
+    if (!g.info.healthy) continue;  // the first reason stays
+    g.info.healthy = false;
+    g.info.unhealthyReason = why;
+    marked.push_back(g.info.minor);
+  }
+  return marked;
+}
+
 std::optional<ProcessOwner> GpuCollector::ownerOf(int pid) {
   auto text = readFile(HostPaths::join(procRoot_, std::to_string(pid) + "/cgroup"), 64 * 1024);
   if (!text) return std::nullopt;  // gone since the driver listed it

@@ -79,6 +79,13 @@ class GpuCollector {
   // reused between rounds cannot be mistaken for the one before).
   GpuRound collect(uint64_t nowMicros);
 
+  // The driver's critical-error events for these GPUs (metrics/gpu_health.h watches
+  // them); the watch goes before this collector.
+  Result<GpuWatchStart> watchHealth() { return library_->watchHealth(); }
+  // Marks the GPU with this uuid unhealthy, or every GPU for "", with why; returns
+  // the minors that were healthy until now.
+  std::vector<unsigned> markUnhealthy(const std::string& uuid, const std::string& why);
+
  private:
   std::optional<ProcessOwner> ownerOf(int pid);
 

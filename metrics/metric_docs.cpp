@@ -255,6 +255,7 @@ void driveExporter(Exporter& e) {
     round.pods["pod-uid"][0] = {70, 18ULL << 30};
     round.containers[std::string(64, 'a')][0] = {70, 18ULL << 30};
     e.recordGpus({gpu}, {"535.104.05", "12.2"}, round);
+    e.countGpuCriticalError("0", "GPU-6b1ff724", "Xid 79");
   }
   e.recordNodeAllocatable({4300, int64_t{10} << 30, 2000, int64_t{4} << 30});
   e.countNodeInfoCollection(true, true);

@@ -52,6 +52,9 @@ class FakeGpus final : public GpuLibrary {
     }
     return u;
   }
+  Result<GpuWatchStart> watchHealth() override {
+    return makeError("NVML has no nvmlEventSetWait_v2 (a driver older than R450)");
+  }
   bool failDevices = false;
   bool failSecond = false;
   std::vector<uint64_t> sinces;
@@ -196,4 +199,47 @@ TEST_CASE("each round's GPU series replace the last round's", "[gpu]") {
   CHECK(text.find(kPodA) == std::string::npos);
   CHECK(text.find(kCtrA) == std::string::npos);
   CHECK(text.find(kPodB) != std::string::npos);
+}
+
+TEST_CASE("a GPU marked unhealthy keeps its first reason; an event naming no GPU marks them all",
+          "[gpu]") {
+  Node node;
+  GpuCollector collector(std::make_unique<FakeGpus>(), node.proc.path(), node.sys.path());
+  REQUIRE(collector.start().ok());
+  CHECK(collector.markUnhealthy("GPU-702ee422-96de-2dde-438f-b6eda3ef7efc", "Xid 79") ==
+        std::vector<unsigned>{1});
+  CHECK(collector.markUnhealthy("GPU-702ee422-96de-2dde-438f-b6eda3ef7efc", "Xid 48").empty());
+  CHECK(collector.markUnhealthy("GPU-not-on-this-node", "Xid 79").empty());
+  CHECK(collector.inventory()[1].info.unhealthyReason == "Xid 79");
+  CHECK(collector.inventory()[0].info.healthy);
+  // Only the one still healthy is newly marked.
+  CHECK(collector.markUnhealthy("", "GPU lost") == std::vector<unsigned>{0});
+  CHECK_FALSE(collector.inventory()[0].info.healthy);
+
+  Exporter e("gpu-node", "v1");
+  e.recordGpus(collector.inventory(), collector.system(), collector.collect(1));
+  const std::string text = e.render();
+  CHECK(text.find("koordlet_gpu_device_healthy{gpu_device_uuid=\"GPU-702ee422-96de-2dde-438f-"
+                  "b6eda3ef7efc\",gpu_minor=\"1\",node=\"gpu-node\"} 0") != std::string::npos);
+}
+
+TEST_CASE("the driver's critical errors are counted per GPU and error, in bounded series",
+          "[gpu]") {
+  Exporter e("gpu-node", "v1");
+  e.countGpuCriticalError("1", "GPU-b", "Xid 79");
+  e.countGpuCriticalError("1", "GPU-b", "Xid 79");
+  e.countGpuCriticalError("", "", "GPU lost");
+  std::string text = e.render();
+  CHECK(text.find("koordlet_gpu_critical_errors_total{error=\"Xid 79\",gpu_device_uuid=\"GPU-b\","
+                  "gpu_minor=\"1\",node=\"gpu-node\"} 2") != std::string::npos);
+  CHECK(text.find("koordlet_gpu_critical_errors_total{error=\"GPU lost\",gpu_device_uuid=\"\","
+                  "gpu_minor=\"\",node=\"gpu-node\"} 1") != std::string::npos);
+  // A flood of distinct Xids (a driver gone wrong) stops adding series at 256.
+  for (int xid = 1000; xid < 1400; ++xid)
+    e.countGpuCriticalError("0", "GPU-a", "Xid " + std::to_string(xid));
+  text = e.render();
+  CHECK(text.find("error=\"Xid 1253\"") != std::string::npos);  // the 256th pair
+  CHECK(text.find("error=\"Xid 1254\"") == std::string::npos);
+  CHECK(text.find("koordlet_gpu_critical_errors_total{error=\"other\",gpu_device_uuid=\"GPU-a\","
+                  "gpu_minor=\"0\",node=\"gpu-node\"} 146") != std::string::npos);
 }

@@ -1,0 +1,215 @@
+// End-to-end test of the real koordlet binary on a GPU node, as far as a machine
+// without a GPU allows: the NVML stand-in (tests/fake_nvml, the driver library's
+// exported functions over a JSON description of the node) is found by the dynamic
+// loader through LD_LIBRARY_PATH, exactly where the agent's dlopen of
+// libnvidia-ml.so.1 looks; the API server stand-in takes the Device.
+//
+// What is checked, as koord-scheduler and an operator would see it:
+//  * the Device is created once with the three GPUs, owned by the Node; the GPU too
+//    old for health events is reported unhealthy from the start (as koordlet);
+//  * GPU use and the health-events support are on /metrics;
+//  * an application's Xid is counted and changes nothing; a critical Xid makes its
+//    GPU unhealthy in the Device within seconds, in one update, and on /metrics;
+//  * SIGTERM ends the agent promptly (the event thread stops within one wait).
+// Real time, every wait bounded generously for a loaded 2-core machine.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/read_file.h"
+#include "tests/support/agent_process.h"
+#include "tests/support/exposition.h"
+#include "tests/support/http_get.h"
+#include "tests/support/poll.h"
+#include "tests/support/temp_tree.h"
+#include "tests/support/test_apiserver.h"
+#include "tests/support/test_kubelet.h"
+
+namespace {
+
+using koord::test::AgentProcess;
+using koord::test::httpGet;
+using koord::test::Scrape;
+using koord::test::TempTree;
+using koord::test::TestApiServer;
+using koord::test::TestKubelet;
+using koord::test::waitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kNode = "e2e-gpu-node";
+constexpr auto kPhase = 30s;
+
+std::string readFixture(const std::string& rel) {
+  auto text = koord::readFile(koord::test::fixturePath(rel));
+  if (!text) FAIL("fixture: " << text.error().message);
+  return std::move(text).value();
+}
+
+// Three GPUs as NVML lists them: two H100s, and one whose driver cannot register
+// critical-error events (NVML_ERROR_NOT_SUPPORTED).
+json gpuNode() {
+  auto gpu = [](int minor, const std::string& uuid, const std::string& bus, unsigned util) {
+    return json{{"uuid", uuid},
+                {"minor", minor},
+                {"name", "NVIDIA H100 80GB HBM3"},
+                {"memTotal", 85520809984ull},
+                {"memUsed", 1073741824ull * (minor + 1)},
+                {"util", util},
+                {"busId", bus}};
+  };
+  json node = {{"driver", "535.261.03"}, {"cuda", 12020}};
+  node["devices"] = {gpu(0, "GPU-e2e-0", "00000000:1B:00.0", 37),
+                     gpu(1, "GPU-e2e-1", "00000000:9A:00.0", 5),
+                     gpu(2, "GPU-e2e-2", "00000000:C3:00.0", 0)};
+  node["devices"][2]["registerRc"] = 3;
+  return node;
+}
+
+std::optional<bool> healthOf(const std::optional<json>& device, int minor) {
+  if (!device) return std::nullopt;
+  for (const json& d : (*device)["spec"]["devices"]) {
+    if (d.value("type", "") == "gpu" && d.value("minor", -1) == minor)
+      return d.value("health", false);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU unhealthy") {
+  const char* agentBinary = std::getenv("KOORDLET_BIN");
+  const char* fakeNvml = std::getenv("KOORDLET_FAKE_NVML");
+  if (agentBinary == nullptr || *agentBinary == '\0') FAIL("KOORDLET_BIN is not set");
+  if (fakeNvml == nullptr || *fakeNvml == '\0') FAIL("KOORDLET_FAKE_NVML is not set");
+  TempTree work;
+  work.write("cgroup/cpu/.keep", "");
+  work.write("nvml.json", gpuNode().dump());
+  work.write("xid-events", "");
+  // The agent inherits these: the loader finds the stand-in as libnvidia-ml.so.1.
+  ::setenv("LD_LIBRARY_PATH", std::filesystem::path(fakeNvml).parent_path().c_str(), 1);
+  ::setenv("FAKE_NVML_STATE", work.path("nvml.json").c_str(), 1);
+  ::setenv("FAKE_NVML_EVENTS", work.path("xid-events").c_str(), 1);
+  auto xid = [&](const std::string& line) {
+    std::ofstream(work.path("xid-events"), std::ios::app) << line << "\n";
+  };
+
+  TestKubelet kubelet;
+  kubelet.setBody(readFixture("kubelet/k8s-1.35/pods.json"));
+  TestApiServer api;
+  json node = json::parse(readFixture("kube-api/node-get.body"));
+  node["metadata"]["name"] = kNode;
+  node["metadata"]["uid"] = "e2e-gpu-node-uid";
+  node["metadata"]["annotations"].erase("node.koordinator.sh/reservation");
+  node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
+  api.put("nodes", node);
+  work.write("kubeconfig",
+             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
+             "clusters:\n- name: c\n  cluster:\n    server: " +
+                 api.url() +
+                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
+                 "users:\n- name: u\n  user: {}\n");
+  AgentProcess agent(
+      agentBinary,
+      {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + work.path("cgroup"), "--proc-root-dir=/proc/",
+       "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
+       "--kubelet-read-only-port=" + std::to_string(kubelet.port()), "--kubelet-sync-interval=1s",
+       "--collect-res-used-interval=500ms", "--node-topology-sync-interval=1s", "--dry-run",
+       "--sys-fs-root-dir=" + work.path("cgroup"), "--kubeconfig=" + work.path("kubeconfig"),
+       "--feature-gates=Accelerators=true"},
+      work.path("agent.log"), kNode);
+  auto failWith = [&](const std::string& what, const std::string& why) {
+    FAIL(what << ": " << why << "\n--- agent log ---\n" << agent.log());
+  };
+  const auto port = agent.waitForServingPort(10s);
+  if (!port) failWith("start", "no serving line");
+  auto device = [&] { return api.get("devices", kNode); };
+  auto scrape = [&]() -> Scrape {
+    auto r = httpGet(*port, "/metrics");
+    return Scrape(r && r->status == 200 ? r->body : "");
+  };
+
+  // 1. The Device, once, with the three GPUs; the one without events unhealthy.
+  std::string why = waitFor(kPhase, [&]() -> std::string {
+    if (!agent.running()) failWith("create", "the agent exited");
+    return device() ? "" : "no Device yet";
+  });
+  if (!why.empty()) failWith("create", why);
+  const json created = *device();
+  CHECK(created["metadata"]["ownerReferences"][0]["uid"] == "e2e-gpu-node-uid");
+  CHECK(created["metadata"]["labels"]["node.koordinator.sh/gpu-model"] == "H100-80GB-HBM3");
+  CHECK(created["metadata"]["labels"]["node.koordinator.sh/gpu-driver-version"] == "535.261.03");
+  REQUIRE(created["spec"]["devices"].size() == 3);
+  CHECK(created["spec"]["devices"][0]["id"] == "GPU-e2e-0");
+  // This machine's sysfs has no such PCI device: no topology rather than a made-up one.
+  CHECK_FALSE(created["spec"]["devices"][0].contains("topology"));
+  CHECK(healthOf(created, 0) == true);
+  CHECK(healthOf(created, 1) == true);
+  CHECK(healthOf(created, 2) == false);
+  CHECK(agent.log().find("GPU 2 (GPU-e2e-2) reported unhealthy: it cannot report critical errors "
+                         "(nvmlDeviceRegisterEvents: Not Supported (3))") != std::string::npos);
+
+  // 2. Use and health on /metrics.
+  const koord::test::Labels gpu0{
+      {"gpu_minor", "0"}, {"gpu_device_uuid", "GPU-e2e-0"}, {"node", kNode}};
+  why = waitFor(kPhase, [&]() -> std::string {
+    Scrape s = scrape();
+    if (s.value("koordlet_node_gpu_core_usage", gpu0) != 37) return "no GPU 0 use yet";
+    if (s.value("koordlet_node_gpu_memory_usage_bytes", gpu0) != 1073741824.0) return "memory";
+    if (s.value("koordlet_feature_supported", {{"feature", "gpu_health_events"}}) != 1) {
+      return "gpu_health_events not 1";
+    }
+    return "";
+  });
+  if (!why.empty()) failWith("metrics", why);
+
+  // 3. An application's Xid (13) is counted; GPU 0 stays healthy, nothing is written.
+  xid("0 xid 13");
+  const koord::test::Labels xid13{
+      {"gpu_minor", "0"}, {"gpu_device_uuid", "GPU-e2e-0"}, {"error", "Xid 13"}, {"node", kNode}};
+  why = waitFor(kPhase, [&]() -> std::string {
+    return scrape().value("koordlet_gpu_critical_errors_total", xid13) == 1 ? "" : "not counted";
+  });
+  if (!why.empty()) failWith("Xid 13", why);
+  CHECK(healthOf(device(), 0) == true);
+  CHECK(api.count("update", "devices") == 0);
+
+  // 4. A critical Xid (79, fallen off the bus) on GPU 1: unhealthy in the Device, in
+  // one update, and on /metrics.
+  const auto before = std::chrono::steady_clock::now();
+  xid("1 xid 79");
+  why = waitFor(kPhase, [&]() -> std::string {
+    return healthOf(device(), 1) == false ? "" : "GPU 1 still healthy in the Device";
+  });
+  if (!why.empty()) failWith("Xid 79", why);
+  std::cout << "figure: Xid event to Device update: "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - before)
+                   .count()
+            << " ms\n";
+  CHECK(healthOf(device(), 0) == true);
+  CHECK(api.count("create", "devices") == 1);
+  CHECK(api.count("update", "devices") == 1);
+  why = waitFor(kPhase, [&]() -> std::string {
+    const koord::test::Labels gpu1{
+        {"gpu_minor", "1"}, {"gpu_device_uuid", "GPU-e2e-1"}, {"node", kNode}};
+    return scrape().value("koordlet_gpu_device_healthy", gpu1) == 0 ? "" : "GPU 1 healthy gauge";
+  });
+  if (!why.empty()) failWith("Xid 79 metric", why);
+  CHECK(agent.log().find("GPU 1 unhealthy: Xid 79") != std::string::npos);
+
+  // 5. SIGTERM: out promptly, the event thread with it.
+  const auto status = agent.terminate(10s);
+  REQUIRE(status);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 0);
+  ::unsetenv("LD_LIBRARY_PATH");
+  ::unsetenv("FAKE_NVML_STATE");
+  ::unsetenv("FAKE_NVML_EVENTS");
+}
