@@ -209,6 +209,11 @@ nlohmann::json Agent::gpuJson() const {
   j["driverVersion"] = gpu_->system().driverVersion;
   j["cudaVersion"] = gpu_->system().cudaVersion;
   j["device"] = newDeviceObject(opts_.nodeName, nodeInfo_ ? nodeInfo_->uid : "", deviceContent());
+  j["healthEvents"] = gpuHealth_ != nullptr;
+  j["unhealthy"] = nlohmann::json::object();  // minor -> why
+  for (const GpuInventory& g : gpu_->inventory()) {
+    if (!g.info.healthy) j["unhealthy"][std::to_string(g.info.minor)] = g.info.unhealthyReason;
+  }
   return j;
 }
 

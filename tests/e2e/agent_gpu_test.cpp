@@ -203,6 +203,14 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
   });
   if (!why.empty()) failWith("Xid 79 metric", why);
   CHECK(agent.log().find("GPU 1 unhealthy: Xid 79") != std::string::npos);
+  // /config says which GPUs are unhealthy and why.
+  auto config = httpGet(*port, "/config");
+  REQUIRE(config);
+  const json gpu = json::parse(config->body)["gpu"];
+  CHECK(gpu["healthEvents"] == true);
+  CHECK(gpu["unhealthy"] ==
+        json{{"1", "Xid 79"},
+             {"2", "no critical-error events: nvmlDeviceRegisterEvents: Not Supported (3)"}});
 
   // 5. SIGTERM: out promptly, the event thread with it.
   const auto status = agent.terminate(10s);
