@@ -78,6 +78,7 @@ bench: build
 	./$(BUILD)/bench/api_steady $(BUILD)/agent/koordlet tests/fixtures $${API_SECONDS:-600}
 	./$(BUILD)/bench/evict_latency $(BUILD)/agent/koordlet $${EVICT_RUNS:-5}
 	./$(BUILD)/bench/node_topology_bench tests/fixtures 2000 110 500
+	for n in 1 16 128; do ./$(BUILD)/bench/gpu_round_bench 8 $$n 2000; done
 	./$(BUILD)/bench/fleet $(BUILD)/agent/koordlet tests/fixtures $${FLEET_NODES:-100} $${FLEET_SECONDS:-600}
 	./$(BUILD)/bench/soak $(BUILD)/agent/koordlet $${SOAK_SECONDS:-1800} bench/nodeslo-all-on.yaml
 

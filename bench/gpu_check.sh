@@ -79,6 +79,11 @@ done < <(nvidia-smi --query-gpu=uuid,index,name,memory.total,pci.bus_id --format
     minor=$(nvidia-smi -i "$i" -q | awk -F: '/Minor Number/ {gsub(/ /,"",$2); print $2; exit}')
     echo "$u,$minor,$n,$m MiB,$b"
   done)
+# Health: the driver takes the agent's Xid registration for every GPU, and the
+# Device calls each healthy (a GPU in trouble would show in nvidia-smi -q too).
+check "critical-error events watched" "1" \
+  "$(metric koordlet_feature_supported 'feature="gpu_health_events"')"
+check "GPUs unhealthy in the Device" "0" "$(awk -F'\t' '$1 ~ /^[0-9]+$/ && $8 != "True" && $8 != "true"' "$WORK/device.tsv" | wc -l)"
 
 # 2. Use, idle and under load.
 sample() { # sample LABEL
