@@ -415,14 +415,19 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* nodeGpuCore_ = nullptr;
   prometheus::Family<prometheus::Gauge>* nodeGpuMemory_ = nullptr;
   prometheus::Family<prometheus::Gauge>* nodeGpuMemoryTotal_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* podGpuCore_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* podGpuMemory_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* containerGpuCore_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* containerGpuMemory_ = nullptr;
+  // Per pod and container: kept across rounds by key (a series per pod and GPU) and
+  // swept, as the pods' CPU families; replaced wholesale, prometheus-cpp's Remove
+  // (a walk of the family per series) made a round quadratic in the pods.
+  // Assigned in initGpu(), so the families keep their place in the reference.
+  SweptGauges podGpuCore_{"", ""};
+  SweptGauges podGpuMemory_{"", ""};
+  SweptGauges containerGpuCore_{"", ""};
+  SweptGauges containerGpuMemory_{"", ""};
   prometheus::Family<prometheus::Counter>* gpuCriticalErrors_ = nullptr;
   static constexpr size_t kMaxGpuErrorSeries = 256;
   std::set<std::pair<std::string, std::string>> gpuErrorSeries_;  // (minor, error) counted
-  // (family, series) written by the last recordGpus(), removed by the next.
+  // (family, series) of the node's GPUs written by the last recordGpus(), removed by
+  // the next (a few per GPU).
   std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> gpuSeries_;
   prometheus::Family<prometheus::Gauge>* nodeAllocatable_ = nullptr;
   prometheus::Family<prometheus::Counter>* cpuInfoStatus_ = nullptr;

@@ -15,20 +15,23 @@ void Exporter::initGpu() {
       &gaugeFamily("koordlet_node_gpu_memory_usage_bytes", "the GPU's memory in use, bytes");
   nodeGpuMemoryTotal_ =
       &gaugeFamily("koordlet_node_gpu_memory_total_bytes", "the GPU's memory, bytes");
-  podGpuCore_ = &gaugeFamily("koordlet_pod_gpu_core_usage",
-                             "the pod's processes' share of the GPU's cores, percent of one GPU");
-  podGpuMemory_ = &gaugeFamily("koordlet_pod_gpu_memory_usage_bytes",
-                               "the GPU memory the pod's processes hold, bytes");
+  podGpuCore_ = swept("koordlet_pod_gpu_core_usage",
+                      "the pod's processes' share of the GPU's cores, percent of one GPU");
+  podGpuMemory_ = swept("koordlet_pod_gpu_memory_usage_bytes",
+                        "the GPU memory the pod's processes hold, bytes");
   containerGpuCore_ =
-      &gaugeFamily("koordlet_container_gpu_core_usage",
-                   "the container's processes' share of the GPU's cores, percent of one GPU");
+      swept("koordlet_container_gpu_core_usage",
+            "the container's processes' share of the GPU's cores, percent of one GPU");
   gpuCriticalErrors_ = &counterFamily(
       "koordlet_gpu_critical_errors_total",
       "the driver's critical-error events on the GPU (error: \"Xid <n>\", \"double-bit ECC "
       "error\", \"GPU lost\"; an event naming no GPU has empty GPU labels); application Xids "
       "(13, 31, 43, 45, 68) counted without making the GPU unhealthy");
-  containerGpuMemory_ = &gaugeFamily("koordlet_container_gpu_memory_usage_bytes",
-                                     "the GPU memory the container's processes hold, bytes");
+  containerGpuMemory_ = swept("koordlet_container_gpu_memory_usage_bytes",
+                              "the GPU memory the container's processes hold, bytes");
+  for (SweptGauges* g : {&podGpuCore_, &podGpuMemory_, &containerGpuCore_, &containerGpuMemory_}) {
+    swept_.push_back(g);
+  }
 }
 
 void Exporter::recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystemInfo& system,
@@ -66,21 +69,35 @@ void Exporter::recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystem
     set(nodeGpuCore_, deviceLabels(minor), use.core);
     set(nodeGpuMemory_, deviceLabels(minor), static_cast<double>(use.memory));
   }
+  std::string key;
   for (const auto& [uid, byMinor] : round.pods) {
     for (const auto& [minor, use] : byMinor) {
-      auto labels = deviceLabels(minor);
-      labels.emplace("pod_uid", uid);
-      set(podGpuCore_, labels, use.core);
-      set(podGpuMemory_, labels, static_cast<double>(use.memory));
+      key = uid + '/' + std::to_string(minor);
+      auto labels = [&] {
+        prometheus::Labels l = deviceLabels(minor);
+        l.emplace("pod_uid", uid);
+        l.emplace("node", node_);
+        return l;
+      };
+      podGpuCore_.set(key, labels, use.core);
+      podGpuMemory_.set(key, labels, static_cast<double>(use.memory));
     }
   }
   for (const auto& [id, byMinor] : round.containers) {
     for (const auto& [minor, use] : byMinor) {
-      auto labels = deviceLabels(minor);
-      labels.emplace("container_id", id);
-      set(containerGpuCore_, labels, use.core);
-      set(containerGpuMemory_, labels, static_cast<double>(use.memory));
+      key = id + '/' + std::to_string(minor);
+      auto labels = [&] {
+        prometheus::Labels l = deviceLabels(minor);
+        l.emplace("container_id", id);
+        l.emplace("node", node_);
+        return l;
+      };
+      containerGpuCore_.set(key, labels, use.core);
+      containerGpuMemory_.set(key, labels, static_cast<double>(use.memory));
     }
+  }
+  for (SweptGauges* g : {&podGpuCore_, &podGpuMemory_, &containerGpuCore_, &containerGpuMemory_}) {
+    g->sweep();
   }
 }
 
@@ -92,8 +109,8 @@ void Exporter::countGpuCriticalError(const std::string& minor, const std::string
   const bool room = gpuErrorSeries_.size() < kMaxGpuErrorSeries;
   const std::string label = known || room ? error : "other";
   if (!known && room) gpuErrorSeries_.insert({minor, error});
-  gpuCriticalErrors_->Add({{"gpu_minor", minor}, {"gpu_device_uuid", uuid}, {"error", label},
-                           {"node", node_}})
+  gpuCriticalErrors_
+      ->Add({{"gpu_minor", minor}, {"gpu_device_uuid", uuid}, {"error", label}, {"node", node_}})
       .Increment();
 }
 
