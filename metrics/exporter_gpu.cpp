@@ -69,36 +69,31 @@ void Exporter::recordGpus(const std::vector<GpuInventory>& gpus, const GpuSystem
     set(nodeGpuCore_, deviceLabels(minor), use.core);
     set(nodeGpuMemory_, deviceLabels(minor), static_cast<double>(use.memory));
   }
-  std::string key;
-  for (const auto& [uid, byMinor] : round.pods) {
-    for (const auto& [minor, use] : byMinor) {
-      key = uid + '/' + std::to_string(minor);
-      auto labels = [&] {
-        prometheus::Labels l = deviceLabels(minor);
-        l.emplace("pod_uid", uid);
-        l.emplace("node", node_);
-        return l;
-      };
-      podGpuCore_.set(key, labels, use.core);
-      podGpuMemory_.set(key, labels, static_cast<double>(use.memory));
+  // Each pod's (container's) use of each GPU: a series per owner and GPU, swept.
+  // Named variables, not structured bindings: clang before 16 cannot capture those.
+  auto perOwner = [&](const auto& owners, const char* label, SweptGauges& core,
+                      SweptGauges& memory) {
+    std::string key;
+    for (const auto& owner : owners) {
+      const std::string& name = owner.first;
+      for (const auto& gpu : owner.second) {
+        const unsigned minor = gpu.first;
+        key = name + '/' + std::to_string(minor);
+        auto labels = [&] {
+          prometheus::Labels l = deviceLabels(minor);
+          l.emplace(label, name);
+          l.emplace("node", node_);
+          return l;
+        };
+        core.set(key, labels, gpu.second.core);
+        memory.set(key, labels, static_cast<double>(gpu.second.memory));
+      }
     }
-  }
-  for (const auto& [id, byMinor] : round.containers) {
-    for (const auto& [minor, use] : byMinor) {
-      key = id + '/' + std::to_string(minor);
-      auto labels = [&] {
-        prometheus::Labels l = deviceLabels(minor);
-        l.emplace("container_id", id);
-        l.emplace("node", node_);
-        return l;
-      };
-      containerGpuCore_.set(key, labels, use.core);
-      containerGpuMemory_.set(key, labels, static_cast<double>(use.memory));
-    }
-  }
-  for (SweptGauges* g : {&podGpuCore_, &podGpuMemory_, &containerGpuCore_, &containerGpuMemory_}) {
-    g->sweep();
-  }
+    core.sweep();
+    memory.sweep();
+  };
+  perOwner(round.pods, "pod_uid", podGpuCore_, podGpuMemory_);
+  perOwner(round.containers, "container_id", containerGpuCore_, containerGpuMemory_);
 }
 
 void Exporter::countGpuCriticalError(const std::string& minor, const std::string& uuid,
