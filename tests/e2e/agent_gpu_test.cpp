@@ -8,6 +8,10 @@
 //  * the Device is created once with the three GPUs, owned by the Node; the GPU too
 //    old for health events is reported unhealthy from the start (as koordlet);
 //  * GPU use and the health-events support are on /metrics;
+//  * a process the driver lists on a GPU, living in a pod's container cgroup on the
+//    real kernel (cgroup v1, a private subtree: root), is that pod's and container's
+//    use, placed by its /proc/<pid>/cgroup as the agent reads it; its series go when
+//    the driver stops listing it;
 //  * an application's Xid is counted and changes nothing; a critical Xid makes its
 //    GPU unhealthy in the Device within seconds, in one update, and on /metrics;
 //  * SIGTERM ends the agent promptly (the event thread stops within one wait).
@@ -24,9 +28,12 @@
 
 #include "base/read_file.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/burner.h"
+#include "tests/support/cgroup_v1_tree.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
+#include "tests/support/skip.h"
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
@@ -34,6 +41,8 @@
 namespace {
 
 using koord::test::AgentProcess;
+using koord::test::Burner;
+using koord::test::CgroupV1Tree;
 using koord::test::httpGet;
 using koord::test::Scrape;
 using koord::test::TempTree;
@@ -169,6 +178,46 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
   });
   if (!why.empty()) failWith("metrics", why);
 
+  // 2b. A process on GPU 0 in a pod's container cgroup (cgroupfs driver's layout, under
+  // a private v1 subtree): the pod's and the container's use; gone when it ends.
+  const std::string treeUnavailable = CgroupV1Tree::unavailableReason();
+  if (treeUnavailable.empty()) {
+    const std::string uid = "3f2c9d41-7b6a-4e58-a1d0-9c8b7a6f5e4d";
+    const std::string ctr = "c0ffee" + std::string(58, '7');
+    const std::string dir = "kubepods/besteffort/pod" + uid + "/" + ctr;
+    CgroupV1Tree tree("gpu", work.path("links"));
+    tree.mkdirs(dir);
+    Burner process([&](pid_t pid) { tree.attach(pid, dir); }, /*busy=*/false);
+    json state = gpuNode();
+    state["devices"][0]["processes"] = {
+        {{"pid", process.pid()}, {"mem", 536870912ull}, {"sm", 25}}};
+    work.write("nvml.json", state.dump());
+    const koord::test::Labels pod{
+        {"gpu_minor", "0"}, {"gpu_device_uuid", "GPU-e2e-0"}, {"pod_uid", uid}, {"node", kNode}};
+    const koord::test::Labels container{{"gpu_minor", "0"},
+                                        {"gpu_device_uuid", "GPU-e2e-0"},
+                                        {"container_id", ctr},
+                                        {"node", kNode}};
+    why = waitFor(kPhase, [&]() -> std::string {
+      Scrape s = scrape();
+      if (s.value("koordlet_pod_gpu_memory_usage_bytes", pod) != 536870912.0) return "pod memory";
+      if (s.value("koordlet_pod_gpu_core_usage", pod) != 25) return "pod core";
+      if (s.value("koordlet_container_gpu_memory_usage_bytes", container) != 536870912.0) {
+        return "container memory";
+      }
+      return "";
+    });
+    if (!why.empty()) failWith("a GPU process in a pod", why);
+    work.write("nvml.json", gpuNode().dump());
+    why = waitFor(kPhase, [&]() -> std::string {
+      Scrape s = scrape();
+      if (!s.value("koordlet_node_gpu_core_usage", gpu0)) return "no scrape";
+      return s.find("koordlet_pod_gpu_memory_usage_bytes", pod).empty() ? ""
+                                                                        : "pod series still there";
+    });
+    if (!why.empty()) failWith("the GPU process gone", why);
+  }
+
   // 3. An application's Xid (13) is counted; GPU 0 stays healthy, nothing is written.
   xid("0 xid 13");
   const koord::test::Labels xid13{
@@ -220,4 +269,8 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
   ::unsetenv("LD_LIBRARY_PATH");
   ::unsetenv("FAKE_NVML_STATE");
   ::unsetenv("FAKE_NVML_EVENTS");
+  if (!treeUnavailable.empty()) {
+    KOORDLET_SKIP(
+        "the GPU process in a pod's cgroup (step 2b) was not checked: " << treeUnavailable);
+  }
 }
