@@ -180,6 +180,11 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
 
   // 2b. A process on GPU 0 in a pod's container cgroup (cgroupfs driver's layout, under
   // a private v1 subtree): the pod's and the container's use; gone when it ends.
+  // The stand-in reads the file at every call: replaced whole (rename), never seen half.
+  auto setNode = [&](const json& state) {
+    work.write("nvml.json.new", state.dump());
+    std::filesystem::rename(work.path("nvml.json.new"), work.path("nvml.json"));
+  };
   const std::string treeUnavailable = CgroupV1Tree::unavailableReason();
   if (treeUnavailable.empty()) {
     const std::string uid = "3f2c9d41-7b6a-4e58-a1d0-9c8b7a6f5e4d";
@@ -191,7 +196,7 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
     json state = gpuNode();
     state["devices"][0]["processes"] = {
         {{"pid", process.pid()}, {"mem", 536870912ull}, {"sm", 25}}};
-    work.write("nvml.json", state.dump());
+    setNode(state);
     const koord::test::Labels pod{
         {"gpu_minor", "0"}, {"gpu_device_uuid", "GPU-e2e-0"}, {"pod_uid", uid}, {"node", kNode}};
     const koord::test::Labels container{{"gpu_minor", "0"},
@@ -208,7 +213,7 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
       return "";
     });
     if (!why.empty()) failWith("a GPU process in a pod", why);
-    work.write("nvml.json", gpuNode().dump());
+    setNode(gpuNode());
     why = waitFor(kPhase, [&]() -> std::string {
       Scrape s = scrape();
       if (!s.value("koordlet_node_gpu_core_usage", gpu0)) return "no scrape";
