@@ -417,12 +417,7 @@ TEST_CASE("on the secure port the agent reaches the kubelet at the Node's addres
   node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
   node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] = kubelet.port();
   api.put("nodes", node);
-  work.write("kubeconfig",
-             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
-             "clusters:\n- name: c\n  cluster:\n    server: " +
-                 api.url() +
-                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
-                 "users:\n- name: u\n  user: {}\n");
+  work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
   // No --kubelet-addr, NODE_IP or --kubelet-secure-port: the Node says where.
   AgentProcess agent(
       agentBinary,

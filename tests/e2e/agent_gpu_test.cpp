@@ -30,6 +30,7 @@
 #include "tests/support/agent_process.h"
 #include "tests/support/burner.h"
 #include "tests/support/cgroup_v1_tree.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -44,6 +45,7 @@ using koord::test::AgentProcess;
 using koord::test::Burner;
 using koord::test::CgroupV1Tree;
 using koord::test::httpGet;
+using koord::test::readFixture;
 using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestApiServer;
@@ -54,12 +56,6 @@ using namespace std::chrono_literals;
 
 const std::string kNode = "e2e-gpu-node";
 constexpr auto kPhase = 30s;
-
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
 
 // Three GPUs as NVML lists them: two H100s, and one whose driver cannot register
 // critical-error events (NVML_ERROR_NOT_SUPPORTED).
@@ -118,12 +114,7 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
   node["metadata"]["annotations"].erase("node.koordinator.sh/reservation");
   node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
   api.put("nodes", node);
-  work.write("kubeconfig",
-             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
-             "clusters:\n- name: c\n  cluster:\n    server: " +
-                 api.url() +
-                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
-                 "users:\n- name: u\n  user: {}\n");
+  work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
   AgentProcess agent(
       agentBinary,
       {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + work.path("cgroup"), "--proc-root-dir=/proc/",

@@ -31,11 +31,12 @@
 #include <utility>
 #include <vector>
 
-#include "kube/pod.h"
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
 #include "cgroupfs/layout.h"
+#include "kube/pod.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -53,6 +54,7 @@ using koord::test::AgentProcess;
 using koord::test::describe;
 using koord::test::httpGet;
 using koord::test::Labels;
+using koord::test::readFixture;
 using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestKubelet;
@@ -75,12 +77,6 @@ const std::string kEksContainer =
     "kubepods.slice/kubepods-burstable.slice/"
     "kubepods-burstable-pod7a96c459_d529_44ae_9f99_90d3798d6426.slice/"
     "cri-containerd-1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496.scope";
-
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
 
 // A file of the EKS capture by meaning: the capture mounts cpu and cpuacct together.
 std::string eksFile(CgroupFile file) {

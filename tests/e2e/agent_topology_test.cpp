@@ -22,6 +22,7 @@
 #include "base/read_file.h"
 #include "kube/pod.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
 #include "tests/support/temp_tree.h"
@@ -32,6 +33,7 @@ namespace {
 
 using koord::test::AgentProcess;
 using koord::test::httpGet;
+using koord::test::readFixture;
 using koord::test::TempTree;
 using koord::test::TestApiServer;
 using koord::test::TestKubelet;
@@ -42,12 +44,6 @@ using namespace std::chrono_literals;
 const std::string kNode = "e2e-topo-node";
 constexpr auto kPhase = 30s;
 const char* kPools = "node.koordinator.sh/cpu-shared-pools";
-
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
 
 std::string poolsOf(const std::optional<json>& nrt) {
   if (!nrt) return "";
@@ -90,12 +86,7 @@ TEST_CASE(
   node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
   node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] = kubelet.port();
   api.put("nodes", node);
-  work.write("kubeconfig",
-             "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
-             "clusters:\n- name: c\n  cluster:\n    server: " +
-                 api.url() +
-                 "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
-                 "users:\n- name: u\n  user: {}\n");
+  work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
   AgentProcess agent(
       agentBinary,
       {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + work.path("cgroup"), "--proc-root-dir=/proc/",

@@ -28,6 +28,7 @@
 #include "base/read_file.h"
 #include "kube/pod.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/e2e_cluster.h"
 #include "tests/support/exposition.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
@@ -41,6 +42,7 @@ namespace {
 using koord::test::AgentProcess;
 using koord::test::httpGet;
 using koord::test::Labels;
+using koord::test::readFixture;
 using koord::test::Scrape;
 using koord::test::TempTree;
 using koord::test::TestApiServer;
@@ -57,12 +59,6 @@ constexpr auto kLimit = 30s;
 constexpr auto kSyncInterval = 300ms;  // --kubelet-sync-interval
 constexpr auto kSyncTimeout = 700ms;   // --kubelet-sync-timeout
 constexpr auto kApiTimeout = 1s;       // --kube-api-timeout
-
-std::string readFixture(const std::string& rel) {
-  auto text = koord::readFile(koord::test::fixturePath(rel));
-  if (!text) FAIL("fixture: " << text.error().message);
-  return std::move(text).value();
-}
 
 json nodeSlo(const json& spec) {
   return {{"apiVersion", "slo.koordinator.sh/v1alpha1"},
@@ -115,12 +111,7 @@ class Cluster {
     api.put("nodemetrics", nodeMetric);
 
     work.write("cgroup/cpu/.keep", "");
-    work.write("kubeconfig",
-               "apiVersion: v1\nkind: Config\ncurrent-context: f\n"
-               "clusters:\n- name: c\n  cluster:\n    server: " +
-                   api.url() +
-                   "\ncontexts:\n- name: f\n  context: {cluster: c, user: u}\n"
-                   "users:\n- name: u\n  user: {}\n");
+    work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
     auto ms = [](std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; };
     agent.emplace(
         binary,

@@ -29,6 +29,16 @@ inline nlohmann::json configJson(uint16_t port) {
   return nlohmann::json::parse(r->body, nullptr, false);
 }
 
+// A kubeconfig naming `server` (plain HTTP, no credentials), as the API server
+// stand-in serves by default.
+inline std::string kubeconfigPlain(const std::string& server) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
+         "clusters:\n- name: c\n  cluster:\n    server: " +
+         server +
+         "\ncontexts:\n- name: e2e\n  context: {cluster: c, user: u}\n"
+         "users:\n- name: u\n  user: {}\n";
+}
+
 // A kubeconfig naming `server` (HTTPS, its CA file) with a bearer token.
 inline std::string kubeconfigFor(const std::string& server, const std::string& caFile,
                                  const std::string& token) {
