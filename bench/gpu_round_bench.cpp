@@ -59,8 +59,13 @@ int main(int argc, char** argv) {
   const unsigned gpus = argc > 1 ? std::atoi(argv[1]) : 8;
   const unsigned perGpu = argc > 2 ? std::atoi(argv[2]) : 16;
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 2000;
-  char tmpl[] = "/tmp/gpu-round-bench.XXXXXX";
-  const std::string proc = ::mkdtemp(tmpl);
+  // A private /proc stand-in (only the processes' cgroup files), under $TMPDIR.
+  std::string tmpl = (std::filesystem::temp_directory_path() / "gpu-round-bench.XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const std::string proc = tmpl;
   auto lib = std::make_unique<MemoryGpus>(gpus, perGpu);
   MemoryGpus& fake = *lib;
   // Each process in a container of its own pod (two processes per container), the
