@@ -342,9 +342,7 @@ Result<std::unique_ptr<GpuLibrary>> loadNvml(const std::string& path) {
   resolve(handle, "nvmlEventSetWait_v2", f.eventWait);
   if (const auto rc = f.init(); rc != nvml::kSuccess) {
     // NVML's message lives in the library: copied before it is unmapped.
-    const char* s = f.errorString(rc);
-    const std::string why =
-        "nvmlInit_v2: " + std::string(s ? s : "error") + " (" + std::to_string(rc) + ")";
+    const std::string why = "nvmlInit_v2: " + message(f, rc);
     ::dlclose(handle);
     return makeError(why);
   }
