@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kube/json_quantity.h"
+#include "kube/json_type.h"
 #include "kube/node_owner.h"
 #include "kube/pod.h"
 
@@ -13,14 +14,8 @@ using nlohmann::json;
 
 constexpr const char* kManagedLabels[] = {kGpuVendorLabel, kGpuModelLabel, kGpuDriverVersionLabel};
 
-const json* member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
 bool isGpuEntry(const json& d) {
-  const json* type = member(d, "type");
+  const json* type = jsonMember(d, "type");
   return type != nullptr && type->is_string() && type->get<std::string>() == "gpu";
 }
 
@@ -36,19 +31,19 @@ std::optional<int64_t> quantityOf(const json* v) {
 // Why the server's gpu entry differs from ours, "" when it says the same.
 std::string entryDiffers(const json& have, const DeviceGpu& want) {
   const json wantJson = deviceGpuJson(want);
-  if (member(have, "id") == nullptr || *member(have, "id") != wantJson["id"]) return "id";
-  if (member(have, "health") == nullptr || *member(have, "health") != wantJson["health"]) {
+  if (jsonMember(have, "id") == nullptr || *jsonMember(have, "id") != wantJson["id"]) return "id";
+  if (jsonMember(have, "health") == nullptr || *jsonMember(have, "health") != wantJson["health"]) {
     return "health";
   }
-  const json* res = member(have, "resources");
+  const json* res = jsonMember(have, "resources");
   if (res == nullptr || !res->is_object() || res->size() != wantJson["resources"].size()) {
     return "resources";
   }
   for (const auto& [name, q] : wantJson["resources"].items()) {
-    if (quantityOf(member(*res, name.c_str())) != quantityOf(&q)) return "resources " + name;
+    if (quantityOf(jsonMember(*res, name.c_str())) != quantityOf(&q)) return "resources " + name;
   }
-  const json* topo = member(have, "topology");
-  const json* wantTopo = member(wantJson, "topology");
+  const json* topo = jsonMember(have, "topology");
+  const json* wantTopo = jsonMember(wantJson, "topology");
   if ((topo == nullptr) != (wantTopo == nullptr) || (topo != nullptr && *topo != *wantTopo)) {
     return "topology";
   }
@@ -129,8 +124,8 @@ json applyDeviceContent(const json& current, const DeviceContent& content) {
   // Ours first, in minor order, then the other writers' entries as they were.
   json devices = json::array();
   for (const DeviceGpu& g : content.gpus) devices.push_back(deviceGpuJson(g));
-  if (const json* spec = member(current, "spec")) {
-    if (const json* list = member(*spec, "devices"); list != nullptr && list->is_array()) {
+  if (const json* spec = jsonMember(current, "spec")) {
+    if (const json* list = jsonMember(*spec, "devices"); list != nullptr && list->is_array()) {
       for (const json& d : *list) {
         if (!isGpuEntry(d)) devices.push_back(d);
       }
@@ -142,10 +137,10 @@ json applyDeviceContent(const json& current, const DeviceContent& content) {
 }
 
 std::optional<std::string> deviceDiffers(const json& current, const DeviceContent& content) {
-  const json* meta = member(current, "metadata");
-  const json* labels = meta != nullptr ? member(*meta, "labels") : nullptr;
+  const json* meta = jsonMember(current, "metadata");
+  const json* labels = meta != nullptr ? jsonMember(*meta, "labels") : nullptr;
   for (const char* key : kManagedLabels) {
-    const json* have = labels != nullptr ? member(*labels, key) : nullptr;
+    const json* have = labels != nullptr ? jsonMember(*labels, key) : nullptr;
     auto want = content.labels.find(key);
     if ((have == nullptr) != (want == content.labels.end()) ||
         (have != nullptr && (!have->is_string() || have->get<std::string>() != want->second))) {
@@ -154,12 +149,12 @@ std::optional<std::string> deviceDiffers(const json& current, const DeviceConten
   }
   std::map<int, const json*> haveByMinor;
   size_t gpuEntries = 0;
-  if (const json* spec = member(current, "spec")) {
-    if (const json* list = member(*spec, "devices"); list != nullptr && list->is_array()) {
+  if (const json* spec = jsonMember(current, "spec")) {
+    if (const json* list = jsonMember(*spec, "devices"); list != nullptr && list->is_array()) {
       for (const json& d : *list) {
         if (!isGpuEntry(d)) continue;
         ++gpuEntries;
-        const json* minor = member(d, "minor");
+        const json* minor = jsonMember(d, "minor");
         if (minor != nullptr && minor->is_number_integer()) haveByMinor[minor->get<int>()] = &d;
       }
     }

@@ -40,24 +40,17 @@ class NodeErrors {
   std::string prefix_;
 };
 
-const Json* member(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
 // obj[key] as an object; nullptr when absent or null, an error when not an object.
 Result<const Json*> optionalObject(const Json& obj, const char* key, const std::string& path,
                                    const NodeErrors& err) {
-  const Json* v = member(obj, key);
+  const Json* v = jsonMember(obj, key);
   if (v != nullptr && !v->is_object()) return err.wrongType(path, "an object", *v);
   return v;
 }
 
 Result<std::optional<int64_t>> quantity(const Json& list, const char* key, const std::string& path,
                                         bool milli, const NodeErrors& err) {
-  const Json* v = member(list, key);
+  const Json* v = jsonMember(list, key);
   if (v == nullptr) return std::optional<int64_t>();
   const std::string field = path + "." + key;
   const std::optional<std::string> text = jsonQuantityText(*v);
@@ -112,7 +105,7 @@ std::optional<NodeResources> rawAllocatable(const std::string& text, const NodeE
 
 Result<std::vector<NodeAddress>> addresses(const Json& status, const NodeErrors& err) {
   std::vector<NodeAddress> out;
-  const Json* list = member(status, "addresses");
+  const Json* list = jsonMember(status, "addresses");
   if (list == nullptr) return out;
   if (!list->is_array()) return err.wrongType("status.addresses", "an array", *list);
   for (size_t i = 0; i < list->size(); ++i) {
@@ -121,7 +114,7 @@ Result<std::vector<NodeAddress>> addresses(const Json& status, const NodeErrors&
     if (!a.is_object()) return err.wrongType(path, "an object", a);
     NodeAddress addr;
     for (auto [key, dest] : {std::pair{"type", &addr.type}, std::pair{"address", &addr.address}}) {
-      const Json* v = member(a, key);
+      const Json* v = jsonMember(a, key);
       if (v == nullptr) return err.at(path + "." + key, "missing");
       if (!v->is_string()) return err.wrongType(path + "." + key, "a string", *v);
       *dest = v->get<std::string>();
@@ -139,7 +132,7 @@ Result<std::optional<int>> kubeletPort(const Json& status, const NodeErrors& err
   auto kubelet = optionalObject(**endpoints, "kubeletEndpoint", path, err);
   if (!kubelet) return kubelet.error();
   if (*kubelet == nullptr) return std::optional<int>();
-  const Json* port = member(**kubelet, "Port");  // the API spells it with a capital P
+  const Json* port = jsonMember(**kubelet, "Port");  // the API spells it with a capital P
   if (port == nullptr) return std::optional<int>();
   if (!port->is_number_integer()) return err.wrongType(path + ".Port", "an integer", *port);
   const int64_t p = port->get<int64_t>();
@@ -172,21 +165,21 @@ Result<NodeInfo> parseNode(const Json& node) {
   if (!node.is_object()) return NodeErrors("").wrongType("(object)", "an object", node);
   NodeInfo out;
 
-  const Json* meta = member(node, "metadata");
+  const Json* meta = jsonMember(node, "metadata");
   if (meta == nullptr) return NodeErrors("").at("metadata", "missing");
   if (!meta->is_object()) return NodeErrors("").wrongType("metadata", "an object", *meta);
-  const Json* name = member(*meta, "name");
+  const Json* name = jsonMember(*meta, "name");
   if (name == nullptr) return NodeErrors("").at("metadata.name", "missing");
   if (!name->is_string()) return NodeErrors("").wrongType("metadata.name", "a string", *name);
   out.name = name->get<std::string>();
   if (out.name.empty()) return NodeErrors("").at("metadata.name", "empty");
   const NodeErrors err(out.name);
 
-  if (const Json* uid = member(*meta, "uid")) {
+  if (const Json* uid = jsonMember(*meta, "uid")) {
     if (!uid->is_string()) return err.wrongType("metadata.uid", "a string", *uid);
     out.uid = uid->get<std::string>();
   }
-  if (const Json* rv = member(*meta, "resourceVersion")) {
+  if (const Json* rv = jsonMember(*meta, "resourceVersion")) {
     if (!rv->is_string()) return err.wrongType("metadata.resourceVersion", "a string", *rv);
     out.resourceVersion = rv->get<std::string>();
   }

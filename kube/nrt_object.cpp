@@ -1,6 +1,7 @@
 #include "kube/nrt_object.h"
 
 #include "kube/json_quantity.h"
+#include "kube/json_type.h"
 #include "kube/node_owner.h"
 #include "kube/pod.h"
 
@@ -26,19 +27,13 @@ json zonesJson(const std::vector<NrtZone>& zones) {
   return out;
 }
 
-const json* member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
 std::string stringOr(const json* v, std::string fallback = "") {
   return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
 }
 
 // A resource's value as the server holds it: koordlet's merge reads allocatable.
 std::optional<int64_t> quantityValue(const json& res) {
-  const json* q = member(res, "allocatable");
+  const json* q = jsonMember(res, "allocatable");
   if (q == nullptr) return std::nullopt;
   auto text = jsonQuantityText(*q);
   if (!text) return std::nullopt;
@@ -50,9 +45,9 @@ std::optional<int64_t> quantityValue(const json& res) {
 // name -> resource, of one zone of the server's object.
 std::map<std::string, const json*> resourcesOf(const json& zone) {
   std::map<std::string, const json*> out;
-  if (const json* list = member(zone, "resources"); list != nullptr && list->is_array()) {
+  if (const json* list = jsonMember(zone, "resources"); list != nullptr && list->is_array()) {
     for (const json& r : *list) {
-      std::string name = stringOr(member(r, "name"));
+      std::string name = stringOr(jsonMember(r, "name"));
       if (!name.empty()) out[name] = &r;
     }
   }
@@ -101,9 +96,9 @@ json applyNrtContent(const json& current, const NrtContent& content) {
 
   // Zones: the server's, trimmed to ours, with our resources over theirs.
   std::map<std::string, const json*> theirs;
-  if (const json* zones = member(current, "zones"); zones != nullptr && zones->is_array()) {
+  if (const json* zones = jsonMember(current, "zones"); zones != nullptr && zones->is_array()) {
     for (const json& z : *zones) {
-      std::string name = stringOr(member(z, "name"));
+      std::string name = stringOr(jsonMember(z, "name"));
       if (!name.empty()) theirs[name] = &z;
     }
   }
@@ -113,7 +108,7 @@ json applyNrtContent(const json& current, const NrtContent& content) {
     if (auto it = theirs.find(z.name); it != theirs.end()) {
       for (const auto& [name, r] : resourcesOf(*it->second)) {
         // koordlet's merge keeps their allocatable as all three values.
-        json v = member(*r, "allocatable") != nullptr ? (*r)["allocatable"] : json("0");
+        json v = jsonMember(*r, "allocatable") != nullptr ? (*r)["allocatable"] : json("0");
         merged[name] = json{{"name", name}, {"capacity", v}, {"allocatable", v}, {"available", v}};
       }
     }
@@ -127,18 +122,18 @@ json applyNrtContent(const json& current, const NrtContent& content) {
 }
 
 std::optional<std::string> nrtDiffers(const json& current, const NrtContent& content) {
-  const json* meta = member(current, "metadata");
-  const json* annotations = meta != nullptr ? member(*meta, "annotations") : nullptr;
+  const json* meta = jsonMember(current, "metadata");
+  const json* annotations = meta != nullptr ? jsonMember(*meta, "annotations") : nullptr;
   if (annotations == nullptr || !annotations->is_object()) return "metadata.annotations";
 
-  const json* policies = member(current, "topologyPolicies");
+  const json* policies = jsonMember(current, "topologyPolicies");
   if (policies == nullptr || *policies != json::array({content.topologyPolicy})) {
     return "topologyPolicies";
   }
 
   for (const char* key : kNrtManagedAnnotations) {
     auto mine = content.annotations.find(key);
-    const json* theirs = member(*annotations, key);
+    const json* theirs = jsonMember(*annotations, key);
     const bool haveMine = mine != content.annotations.end();
     if (!haveMine && theirs == nullptr) continue;
     if (haveMine != (theirs != nullptr)) return std::string("annotation ") + key;
@@ -147,14 +142,14 @@ std::optional<std::string> nrtDiffers(const json& current, const NrtContent& con
     }
   }
 
-  const json* zones = member(current, "zones");
+  const json* zones = jsonMember(current, "zones");
   const size_t count = zones != nullptr && zones->is_array() ? zones->size() : 0;
   if (count != content.zones.size()) return "zones: count";
   for (size_t i = 0; i < count; ++i) {
     const json& z = (*zones)[i];
     const NrtZone& mine = content.zones[i];
-    if (stringOr(member(z, "name")) != mine.name) return "zones: " + mine.name + " name";
-    if (stringOr(member(z, "type")) != mine.type) return "zones: " + mine.name + " type";
+    if (stringOr(jsonMember(z, "name")) != mine.name) return "zones: " + mine.name + " name";
+    if (stringOr(jsonMember(z, "type")) != mine.type) return "zones: " + mine.name + " type";
     auto theirs = resourcesOf(z);
     for (const NrtZoneResource& r : mine.resources) {
       auto t = theirs.find(r.name);

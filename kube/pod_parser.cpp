@@ -32,6 +32,7 @@
 #include "base/quote.h"
 #include "base/time_format.h"
 #include "kube/json_quantity.h"
+#include "kube/json_type.h"
 #include "kube/pod.h"
 
 namespace koord {
@@ -72,30 +73,22 @@ Error wrongType(const std::string& path, const char* want, const Json& got) {
   return errorAt(path, std::string("expected ") + want + ", got " + got.type_name());
 }
 
-// The member `key` of an object, or nullptr when absent or null: Kubernetes
-// omits unset fields, and a null means the same.
-const Json* member(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
 // Optional object member: nullptr when absent or null, an error when not an object.
 Result<const Json*> optionalObject(const Json& parent, const char* key, const std::string& path) {
-  const Json* v = member(parent, key);
+  const Json* v = jsonMember(parent, key);
   if (v != nullptr && !v->is_object()) return wrongType(child(path, key), "object", *v);
   return v;
 }
 
 Result<const Json*> optionalArray(const Json& parent, const char* key, const std::string& path) {
-  const Json* v = member(parent, key);
+  const Json* v = jsonMember(parent, key);
   if (v != nullptr && !v->is_array()) return wrongType(child(path, key), "array", *v);
   return v;
 }
 
 // Optional string member: "" when absent or null.
 Result<std::string> optionalString(const Json& parent, const char* key, const std::string& path) {
-  const Json* v = member(parent, key);
+  const Json* v = jsonMember(parent, key);
   if (v == nullptr) return std::string();
   if (!v->is_string()) return wrongType(child(path, key), "string", *v);
   return v->get_ref<const std::string&>();
@@ -121,7 +114,7 @@ Result<std::map<std::string, std::string>> stringMap(const Json& parent, const c
 // number (jsonQuantityText).
 Result<std::optional<int64_t>> quantity(const Json& list, const char* key, const std::string& path,
                                         bool milli) {
-  const Json* v = member(list, key);
+  const Json* v = jsonMember(list, key);
   if (v == nullptr) return std::optional<int64_t>();
   const std::optional<std::string> text = jsonQuantityText(*v);
   if (!text) return wrongType(child(path, key), "a quantity string", *v);
@@ -325,7 +318,7 @@ PriorityClass priorityClassOf(const Pod& pod) {
 // ---- pods --------------------------------------------------------------------------
 
 Result<std::optional<int32_t>> priority(const Json& spec, const std::string& specPath) {
-  const Json* v = member(spec, "priority");
+  const Json* v = jsonMember(spec, "priority");
   if (v == nullptr) return std::optional<int32_t>();
   const std::string path = child(specPath, "priority");
   if (!v->is_number_integer()) return wrongType(path, "an integer", *v);

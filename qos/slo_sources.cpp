@@ -1,34 +1,19 @@
 #include "qos/slo_sources.h"
 
-#include <ctime>
 #include <utility>
 
 #include "base/log.h"
+#include "base/time_format.h"
+#include "kube/json_type.h"
 
 namespace koord {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string rfc3339(Clock::Wall t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-const Json* member(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
 std::string stringMember(const Json* obj, const char* key) {
   if (obj == nullptr) return "";
-  const Json* v = member(*obj, key);
+  const Json* v = jsonMember(*obj, key);
   return v != nullptr && v->is_string() ? v->get<std::string>() : "";
 }
 
@@ -70,7 +55,7 @@ Status SloSources::applyClusterObject(const Json& nodeSlo) {
   // The object exists again (a bad one too: its config is not the deleted one's).
   const bool wasDeleted = std::exchange(clusterDeleted_, false);
   // The name first: every message of this object carries it.
-  const Json* meta = member(nodeSlo, "metadata");
+  const Json* meta = jsonMember(nodeSlo, "metadata");
   std::string name = stringMember(meta, "name");
   const std::string rv = stringMember(meta, "resourceVersion");
   const std::string label = "NodeSLO " + (name.empty() ? nodeName_ : name);
@@ -82,7 +67,7 @@ Status SloSources::applyClusterObject(const Json& nodeSlo) {
   std::string problem;
   if (!nodeSlo.is_object()) {
     problem = label + ": expected an object, got " + std::string(nodeSlo.type_name());
-  } else if (const Json* kind = member(nodeSlo, "kind");
+  } else if (const Json* kind = jsonMember(nodeSlo, "kind");
              kind != nullptr && (!kind->is_string() || *kind != "NodeSLO")) {
     problem = label + ": kind: expected \"NodeSLO\", got " + kind->dump();
   } else if (name.empty()) {
@@ -92,7 +77,7 @@ Status SloSources::applyClusterObject(const Json& nodeSlo) {
   } else {
     doc["kind"] = "NodeSLO";
     doc["metadata"] = {{"name", name}};
-    if (const Json* spec = member(nodeSlo, "spec")) doc["spec"] = *spec;
+    if (const Json* spec = jsonMember(nodeSlo, "spec")) doc["spec"] = *spec;
   }
   const std::string text = problem.empty() ? doc.dump() : nodeSlo.dump();
 

@@ -4,7 +4,6 @@
 // numa_aware.go): unknown fields are ignored as encoding/json ignores them, and
 // CPU lists are read as k8s cpuset.Parse reads them (any order, overlaps allowed).
 #include "qos/snapshot.h"
-#include "kube/json_type.h"
 
 #include <nlohmann/json.hpp>
 
@@ -84,12 +83,6 @@ Result<int64_t> quantity(const Json& v, const std::string& field, bool milli) {
 
 // The member `key` of an object, or nullptr when absent or JSON null (encoding/json
 // leaves the Go field at its zero value for both).
-const Json* member(const Json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
 }  // namespace
 
 std::optional<double> freshValue(const std::optional<Sample>& s, Clock::Monotonic now,
@@ -108,7 +101,7 @@ Result<NodeReservation> parseNodeReservation(std::string_view json) {
   if (doc.is_null()) return out;
   if (!doc.is_object()) return wrongType("reservation", "an object", doc);
 
-  if (const Json* resources = member(doc, "resources")) {
+  if (const Json* resources = jsonMember(doc, "resources")) {
     if (!resources->is_object()) return wrongType("resources", "an object", *resources);
     for (const auto& [name, value] : resources->items()) {
       if (value.is_null()) continue;
@@ -123,13 +116,13 @@ Result<NodeReservation> parseNodeReservation(std::string_view json) {
       }
     }
   }
-  if (const Json* cpus = member(doc, "reservedCPUs")) {
+  if (const Json* cpus = jsonMember(doc, "reservedCPUs")) {
     if (!cpus->is_string()) return wrongType("reservedCPUs", "a cpu list string", *cpus);
     auto list = parseAnnotationCpuList(cpus->get_ref<const std::string&>());
     if (!list) return makeError(cat("reservedCPUs: ", list.error().message));
     out.reservedCpus = std::move(*list);
   }
-  if (const Json* policy = member(doc, "applyPolicy")) {
+  if (const Json* policy = jsonMember(doc, "applyPolicy")) {
     // Read by koord-scheduler, not koordlet; only its type is checked.
     if (!policy->is_string()) return wrongType("applyPolicy", "a string", *policy);
   }
@@ -143,12 +136,12 @@ Result<std::vector<int>> parseSystemQosExclusiveCpus(std::string_view json) {
   if (doc.is_null()) return std::vector<int>{};
   if (!doc.is_object()) return wrongType("system-qos-resource", "an object", doc);
   bool exclusive = true;  // koordinator's IsCPUSetExclusive: absent means true
-  if (const Json* e = member(doc, "cpusetExclusive"); e != nullptr && !e->is_null()) {
+  if (const Json* e = jsonMember(doc, "cpusetExclusive"); e != nullptr && !e->is_null()) {
     if (!e->is_boolean()) return wrongType("cpusetExclusive", "a boolean", *e);
     exclusive = e->get<bool>();
   }
   std::vector<int> cpus;
-  if (const Json* c = member(doc, "cpuset"); c != nullptr && !c->is_null()) {
+  if (const Json* c = jsonMember(doc, "cpuset"); c != nullptr && !c->is_null()) {
     if (!c->is_string()) return wrongType("cpuset", "a cpu list string", *c);
     auto list = parseAnnotationCpuList(c->get_ref<const std::string&>());
     if (!list) return makeError(cat("cpuset: ", list.error().message));
@@ -173,7 +166,7 @@ Result<std::vector<int>> parseResourceStatusCpuset(std::string_view json) {
     return makeError(
         cat(kResourceStatusAnnotation, ": expected an object, got ", jsonTypeName(doc)));
   }
-  const Json* cpuset = member(doc, "cpuset");
+  const Json* cpuset = jsonMember(doc, "cpuset");
   if (cpuset == nullptr) return std::vector<int>{};
   if (!cpuset->is_string()) {
     return makeError(cat(kResourceStatusAnnotation, ": cpuset: expected a cpu list string, got ",
