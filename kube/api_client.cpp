@@ -28,22 +28,25 @@
 #include "kube/rate_limiter.h"
 
 namespace koord {
-namespace {
 
-constexpr std::string_view kSkipVerifyHint =
-    " (a kubeconfig's insecure-skip-tls-verify skips verification)";
-
-struct ServerUrl {
+// Outside the anonymous namespace: ApiClient::Impl holds one, and a member of a type with
+// internal linkage is an error (-Wsubobject-linkage) once this file is part of a unity build.
+struct ApiServerUrl {
   bool tls = true;
   std::string host;  // no brackets
   uint16_t port = 0;
   std::string prefix;  // a path the server is behind ("/k8s/clusters/c-1"), no trailing /
 };
 
+namespace {
+
+constexpr std::string_view kKubeconfigSkipVerifyHint =
+    " (a kubeconfig's insecure-skip-tls-verify skips verification)";
+
 // "https://10.96.0.1", "https://[fd00::1]:6443", "http://127.0.0.1:8080/prefix".
-Result<ServerUrl> parseServer(std::string_view server) {
+Result<ApiServerUrl> parseServer(std::string_view server) {
   const std::string field = "API server \"" + std::string(server) + "\": ";
-  ServerUrl url;
+  ApiServerUrl url;
   if (server.substr(0, 8) == "https://") {
     server.remove_prefix(8);
   } else if (server.substr(0, 7) == "http://") {
@@ -137,7 +140,7 @@ struct ApiClient::Impl : std::enable_shared_from_this<ApiClient::Impl> {
   boost::asio::io_context& io;
   const ApiClientConfig config;
   const Clock& clock;
-  Result<ServerUrl> url;
+  Result<ApiServerUrl> url;
   std::string serverText;
   HttpClient http;
   TlsContextSource tls;
@@ -202,7 +205,7 @@ Result<std::pair<HttpTarget, HttpRequest>> ApiClient::Impl::prepare(const Pendin
     if (!ctx.ok()) return failed(ctx.error());
     target.tls = std::move(*ctx);
     target.verify = !config.api.insecureSkipTlsVerify;
-    target.verifyHint = std::string(kSkipVerifyHint);
+    target.verifyHint = std::string(kKubeconfigSkipVerifyHint);
   }
   HttpRequest request;
   request.method = method;

@@ -23,7 +23,7 @@
 namespace koord {
 namespace {
 
-constexpr std::string_view kSkipVerifyHint =
+constexpr std::string_view kKubeletSkipVerifyHint =
     " (--kubelet-skip-tls-verify skips verification, as koordlet does)";
 
 TlsSettings tlsSettings(const KubeletClientConfig& config) {
@@ -95,7 +95,7 @@ void KubeletClient::Impl::get(const std::string& path, Callback callback) {
     }
     target.tls = std::move(*ctx);
     target.verify = !config.skipVerify;
-    target.verifyHint = std::string(kSkipVerifyHint);
+    target.verifyHint = std::string(kKubeletSkipVerifyHint);
   }
   // The transport forgets the exchange before calling back; so do we, so the
   // callback may start the next get().

@@ -11,15 +11,7 @@
 namespace koord {
 namespace {
 
-constexpr const char* kField = "NodeSLO resourceUsedThresholdWithBE.";
-
-void addOnce(std::vector<std::string>& errors, std::string line) {
-  if (std::find(errors.begin(), errors.end(), line) == errors.end()) {
-    errors.push_back(std::move(line));
-  }
-}
-
-std::string field(const char* name) { return std::string(kField) + name; }
+std::string field(const char* name) { return std::string(kThresholdsField) + name; }
 
 std::string fixed2(double v) {
   char buf[64];
@@ -111,14 +103,14 @@ int64_t windowSeconds(const ResourceThresholdStrategy& c, int64_t intervalSecond
   return std::min(w, kMaxWindowSeconds);
 }
 
-std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
+std::vector<EvictVictim> beCpuVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
                                    std::vector<std::string>& errors) {
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
     if (view.pod == nullptr || view.pod->koordQos != KoordQos::kBE) continue;
     if (!mayBeVictim(*view.pod)) continue;
     PolicyVerdict verdict = evictionPolicyAllows(*view.pod, kFeatureBeCpuEvict);
-    if (!verdict.error.empty()) addOnce(errors, verdict.error);
+    if (!verdict.error.empty()) addErrorOnce(errors, verdict.error);
     if (!verdict.allowed) continue;
     EvictVictim v;
     v.pod = view.pod;
@@ -178,7 +170,7 @@ StrategyOutcome CpuEvictStrategy::run(const StrategyContext& ctx) {
     std::string bad = be ? checkSatisfaction(cfg) : checkUsedThreshold(cfg, lower);
     if (!bad.empty()) {
       rep.decision = "invalid config: " + bad;
-      addOnce(outcome.errors, bad + " (" + rep.feature + " skipped)");
+      addErrorOnce(outcome.errors, bad + " (" + rep.feature + " skipped)");
       continue;
     }
 
@@ -251,7 +243,7 @@ StrategyOutcome CpuEvictStrategy::run(const StrategyContext& ctx) {
                      fixed2(f.avgRequest > 0 ? f.avgLimit / f.avgRequest : 0) + " <= lower " +
                      fixed2(static_cast<double>(*cfg.cpuEvictBESatisfactionLowerPercent) / 100) +
                      " (window average " + avgText + ")";
-      task.victims = beVictims(snap, maxAge, outcome.errors);
+      task.victims = beCpuVictims(snap, maxAge, outcome.errors);
     } else {
       auto used = ctx.cache.query(SeriesKey{MetricKind::kNodeCpuCores, "", ""}, Aggregation::kAvg,
                                   windowStart, now);

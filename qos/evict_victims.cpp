@@ -249,4 +249,10 @@ std::string evictMessage(std::string_view feature, std::string_view podName) {
   return m;
 }
 
+void addErrorOnce(std::vector<std::string>& errors, std::string line) {
+  if (std::find(errors.begin(), errors.end(), line) == errors.end()) {
+    errors.push_back(std::move(line));
+  }
+}
+
 }  // namespace koord

@@ -67,6 +67,11 @@ PolicyVerdict evictionPolicyAllows(const Pod& pod, std::string_view feature);
 // memory, for its grace period.
 bool mayBeVictim(const Pod& pod);
 
+// Where the eviction strategies' config errors point: the NodeSLO's threshold block.
+inline constexpr const char* kThresholdsField = "NodeSLO resourceUsedThresholdWithBE.";
+// Appends `line` to a round's errors unless it is there already (one line per cause).
+void addErrorOnce(std::vector<std::string>& errors, std::string line);
+
 // koordinator's GetPodPriorityValueWithDefault: spec.priority when set and not 0,
 // else the default of the pod's priority class (prod 9500, mid 7500, batch 5500,
 // free 3500, none 0); a pod without a class takes it from its QoS with default

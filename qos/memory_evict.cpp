@@ -10,34 +10,26 @@
 namespace koord {
 namespace {
 
-constexpr const char* kField = "NodeSLO resourceUsedThresholdWithBE.";
-
-void addOnce(std::vector<std::string>& errors, std::string line) {
-  if (std::find(errors.begin(), errors.end(), line) == errors.end()) {
-    errors.push_back(std::move(line));
-  }
-}
-
 // The lower percent, or why the config is invalid ("" when valid).
 std::string checkConfig(const ResourceThresholdStrategy& c, bool needsPriority, int64_t& lower) {
   int64_t threshold = c.memoryEvictThresholdPercent;
   if (threshold < 0) {
-    return std::string(kField) + "memoryEvictThresholdPercent: " + std::to_string(threshold) +
+    return std::string(kThresholdsField) + "memoryEvictThresholdPercent: " + std::to_string(threshold) +
            " must be >= 0";
   }
   lower =
       c.memoryEvictLowerPercent.value_or(threshold - MemoryEvictStrategy::kReleaseBufferPercent);
   if (lower >= threshold) {
-    return std::string(kField) + "memoryEvictLowerPercent: " + std::to_string(lower) +
+    return std::string(kThresholdsField) + "memoryEvictLowerPercent: " + std::to_string(lower) +
            " must be below memoryEvictThresholdPercent " + std::to_string(threshold);
   }
   if (needsPriority && !c.evictEnabledPriorityThreshold) {
-    return std::string(kField) + "evictEnabledPriorityThreshold: not set (MemoryEvict needs it)";
+    return std::string(kThresholdsField) + "evictEnabledPriorityThreshold: not set (MemoryEvict needs it)";
   }
   return "";
 }
 
-std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
+std::vector<EvictVictim> beMemoryVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
                                    std::vector<std::string>& errors) {
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
@@ -45,7 +37,7 @@ std::vector<EvictVictim> beVictims(const QosSnapshot& snap, std::chrono::nanosec
     if (view.pod == nullptr || view.pod->koordQos != KoordQos::kBE) continue;
     if (!mayBeVictim(*view.pod)) continue;
     PolicyVerdict verdict = evictionPolicyAllows(*view.pod, kFeatureBeMemoryEvict);
-    if (!verdict.error.empty()) addOnce(errors, verdict.error);
+    if (!verdict.error.empty()) addErrorOnce(errors, verdict.error);
     if (!verdict.allowed) continue;
     EvictVictim v;
     v.pod = view.pod;
@@ -100,7 +92,7 @@ StrategyOutcome MemoryEvictStrategy::run(const StrategyContext& ctx) {
     int64_t lower = 0;
     if (std::string bad = checkConfig(cfg, byPriority, lower); !bad.empty()) {
       rep.decision = "invalid config: " + bad;
-      addOnce(outcome.errors, bad + " (" + rep.feature + " skipped)");
+      addErrorOnce(outcome.errors, bad + " (" + rep.feature + " skipped)");
       continue;
     }
     if (!nodeUsed) {
@@ -132,7 +124,7 @@ StrategyOutcome MemoryEvictStrategy::run(const StrategyContext& ctx) {
     task.victims =
         byPriority ? priorityVictims(snap, kFeatureMemoryEvict, *cfg.evictEnabledPriorityThreshold,
                                      &PodView::memoryBytes, 1.0, maxAge, outcome.errors)
-                   : beVictims(snap, maxAge, outcome.errors);
+                   : beMemoryVictims(snap, maxAge, outcome.errors);
     rep.candidates = task.victims.size();
     tasks.push_back(std::move(task));
     taskReport.push_back(result.features.size() - 1);

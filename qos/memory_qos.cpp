@@ -60,7 +60,7 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string describe(const json& v) {
+std::string describeValue(const json& v) {
   if (v.is_string()) return "string " + v.dump();
   if (v.is_boolean()) return "boolean " + v.dump();
   if (v.is_number()) return "number " + v.dump();
@@ -161,7 +161,7 @@ Result<Merged> mergeAnnotation(const MemoryQos& classBlock, const MemoryQos& aut
   json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded()) return makeError(std::string(kWhere) + "invalid JSON");
   if (!obj.is_object()) {
-    return makeError(std::string(kWhere) + "expected a JSON object, got " + describe(obj));
+    return makeError(std::string(kWhere) + "expected a JSON object, got " + describeValue(obj));
   }
   std::string policy = "default";
   std::vector<std::pair<const Field*, const json*>> set;
@@ -169,7 +169,7 @@ Result<Merged> mergeAnnotation(const MemoryQos& classBlock, const MemoryQos& aut
     if (equalsIgnoreCase(key, "policy")) {
       if (value.is_null()) continue;
       if (!value.is_string())
-        return fieldError("policy", "expected a string, got " + describe(value));
+        return fieldError("policy", "expected a string, got " + describeValue(value));
       policy = value.get<std::string>();
       if (policy.empty()) policy = "default";
       if (policy != "default" && policy != "none" && policy != "auto") {
@@ -190,11 +190,11 @@ Result<Merged> mergeAnnotation(const MemoryQos& classBlock, const MemoryQos& aut
     if (value.is_null()) continue;
     if (field->type == FieldType::kBool) {
       if (!value.is_boolean()) {
-        return fieldError(field->name, "expected a boolean, got " + describe(value));
+        return fieldError(field->name, "expected a boolean, got " + describeValue(value));
       }
     } else {
       if (!value.is_number_integer()) {
-        return fieldError(field->name, "expected an integer, got " + describe(value));
+        return fieldError(field->name, "expected an integer, got " + describeValue(value));
       }
       const bool tooBig = value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX;
       const int64_t n = tooBig ? INT64_MAX : value.get<int64_t>();

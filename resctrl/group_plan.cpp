@@ -3,11 +3,6 @@
 #include "base/text_scan.h"
 
 namespace koord::resctrl {
-namespace {
-
-std::string_view trim(std::string_view s) { return text::trim(s, " \t\r"); }
-
-}  // namespace
 
 Result<std::vector<int32_t>> parseTids(std::string_view content, const std::string& file) {
   std::vector<int32_t> out;
@@ -17,7 +12,7 @@ Result<std::vector<int32_t>> parseTids(std::string_view content, const std::stri
   int lineNo = 0;
   while (lines.next(raw, terminated)) {
     ++lineNo;
-    const std::string_view field = trim(raw);
+    const std::string_view field = text::trim(raw, " \t\r");
     if (field.empty()) continue;
     uint64_t v = 0;
     const char* why = text::toU64(field, v);

@@ -10,12 +10,10 @@
 namespace koord::resctrl {
 namespace {
 
-std::string_view trim(std::string_view s) { return text::trim(s); }
-
 // "key<blanks>: value" -> value when the line's key is `key`.
 bool keyValue(std::string_view line, std::string_view key, std::string_view& value) {
   const size_t colon = line.find(':');
-  if (colon == std::string_view::npos || trim(line.substr(0, colon)) != key) return false;
+  if (colon == std::string_view::npos || text::trim(line.substr(0, colon)) != key) return false;
   value = line.substr(colon + 1);
   return true;
 }
@@ -35,7 +33,7 @@ CpuRdtFlags parseCpuInfoRdt(std::string_view cpuinfo) {
         if (f == "cat_l3") out.catL3 = true;
         if (f == "mba") out.mba = true;
       }
-    } else if (keyValue(line, "vendor_id", value) && trim(value) == "AuthenticAMD") {
+    } else if (keyValue(line, "vendor_id", value) && text::trim(value) == "AuthenticAMD") {
       out.vendor = CpuVendor::kAmd;
     }
   }
@@ -43,7 +41,7 @@ CpuRdtFlags parseCpuInfoRdt(std::string_view cpuinfo) {
 }
 
 Result<uint64_t> parseCbmMask(std::string_view text, const std::string& file) {
-  const std::string_view s = trim(text);
+  const std::string_view s = text::trim(text);
   if (s.empty()) return makeError(text::cat(file, ": empty cbm_mask"));
   if (s.size() > 16) return makeError(text::cat(file, ": cbm_mask \"", s, "\" is over 64 bits"));
   uint64_t v = 0;
@@ -69,7 +67,7 @@ int cbmWays(uint64_t cbmMask) {
 }
 
 Result<uint64_t> parseInfoNumber(std::string_view text, const std::string& file) {
-  const std::string_view s = trim(text);
+  const std::string_view s = text::trim(text);
   uint64_t v = 0;
   if (const char* why = text::toU64(s, v)) {
     return makeError(text::cat(file, ": \"", s, "\" ", why));
@@ -86,7 +84,7 @@ Result<std::vector<SchemataResource>> parseSchemata(std::string_view content,
   int lineNo = 0;
   while (lines.next(raw, terminated)) {
     ++lineNo;
-    const std::string_view line = trim(raw);
+    const std::string_view line = text::trim(raw);
     if (line.empty()) continue;
     auto bad = [&](std::string_view why) {
       return makeError(
@@ -95,7 +93,7 @@ Result<std::vector<SchemataResource>> parseSchemata(std::string_view content,
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) return bad("no ':'");
     SchemataResource res;
-    res.name = std::string(trim(line.substr(0, colon)));
+    res.name = std::string(text::trim(line.substr(0, colon)));
     if (res.name.empty()) return bad("empty resource name");
     std::set<uint32_t> seen;
     text::Fields domains(line.substr(colon + 1), ";");
@@ -103,11 +101,11 @@ Result<std::vector<SchemataResource>> parseSchemata(std::string_view content,
       const size_t eq = d.find('=');
       if (eq == std::string_view::npos) return bad("domain without '='");
       uint64_t id = 0;
-      if (text::toU64(trim(d.substr(0, eq)), id) != nullptr || id > UINT32_MAX) {
+      if (text::toU64(text::trim(d.substr(0, eq)), id) != nullptr || id > UINT32_MAX) {
         return bad("cache id is not a number");
       }
       if (!seen.insert(static_cast<uint32_t>(id)).second) return bad("repeated cache id");
-      const std::string_view value = trim(d.substr(eq + 1));
+      const std::string_view value = text::trim(d.substr(eq + 1));
       if (value.empty()) return bad("empty value");
       res.domains.push_back({static_cast<uint32_t>(id), std::string(value)});
     }

@@ -17,8 +17,6 @@
 namespace koord::resctrl {
 namespace {
 
-std::string_view trim(std::string_view s) { return text::trim(s); }
-
 // Memory bandwidth resources (Intel/AMD MB, AMD SMBA) hold decimal percents or
 // MBps; every other resource (L3, L3CODE, L3DATA, L2, L2CODE, L2DATA) a hex bitmask.
 bool decimalResource(std::string_view name) { return name == "MB" || name == "SMBA"; }
@@ -229,7 +227,7 @@ void ResctrlWriter::applySchemata(const GroupPlan& g, const std::string& dir, Wr
       const std::string statusPath = root_ + "/info/last_cmd_status";
       auto status = readFile(statusPath);
       const std::string why =
-          status ? std::string(trim(*status)) : "(" + status.error().message + ")";
+          status ? std::string(text::trim(*status)) : "(" + status.error().message + ")";
       failures_->failure(key, Severity::kWarning,
                          text::cat("resctrl: writing \"", line, "\" to ", path, ": ",
                                    errnoText(err), "; last_cmd_status: ", why));
