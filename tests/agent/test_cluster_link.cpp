@@ -7,6 +7,8 @@
 #include "agent/cluster_link.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_agent_cluster_link {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_CASE("--kubeconfig wins over the cluster environment and its errors name th
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.find(t.path("bad")) != std::string::npos);
 }
+
+}  // namespace test_agent_cluster_link

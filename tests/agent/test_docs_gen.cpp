@@ -7,6 +7,8 @@
 #include "agent/flag_set.h"
 #include "agent/options.h"
 
+namespace test_agent_docs_gen {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -196,3 +198,5 @@ TEST_CASE("a block body is the markdown framed by blank lines", "[docs]") {
   CHECK(blockBody("| a |\n") == "\n| a |\n\n");
   CHECK(blockBody("| a |") == "\n| a |\n\n");
 }
+
+}  // namespace test_agent_docs_gen

@@ -5,6 +5,8 @@
 #include "agent/explain.h"
 #include "agent/explain_command.h"
 
+namespace test_agent_explain {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -167,3 +169,5 @@ TEST_CASE("an answer with no knob says so in the table", "[explain]") {
   CHECK(a["knobs"].empty());
   CHECK(explainTable(a) == "no knob the agent manages here\n");
 }
+
+}  // namespace test_agent_explain

@@ -9,6 +9,8 @@
 #include "agent/feature_gates.h"
 #include "agent/flag_set.h"
 
+namespace test_agent_flags {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using Args = std::vector<std::string>;
@@ -453,3 +455,5 @@ TEST_CASE("a bad feature gate spec is an error naming it and changes nothing", "
   CHECK_FALSE(g.set("AllAlpha=maybe").ok());
   CHECK(g.effective() == FeatureGates().effective());
 }
+
+}  // namespace test_agent_flags

@@ -31,7 +31,7 @@
 #include "agent/http_server.h"
 #include "base/log.h"
 
-namespace koord {
+namespace koord::test_agent_http_server {  // this file's own names: tests build as unity chunks
 namespace {
 
 using namespace std::chrono_literals;
@@ -804,4 +804,4 @@ TEST_CASE("serveBytes answers a connection's bytes as a socket would, with no so
 }
 
 }  // namespace
-}  // namespace koord
+}  // namespace koord::test_agent_http_server

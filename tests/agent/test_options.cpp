@@ -11,6 +11,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/manifest_args.h"
 
+namespace test_agent_options {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using Args = std::vector<std::string>;
@@ -861,3 +863,5 @@ TEST_CASE(
   CHECK(errorOf({"--prediction-cold-start-duration=-1h"}).find("must be >= 0") !=
         std::string::npos);
 }
+
+}  // namespace test_agent_options

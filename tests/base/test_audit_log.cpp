@@ -5,6 +5,8 @@
 #include "base/read_file.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_base_audit_log {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -50,3 +52,5 @@ TEST_CASE("an audit log that cannot be opened says which file and why", "[audit_
   CHECK(written.error().message.find("open") != std::string::npos);
   CHECK(written.error().sysErrno == ENOTDIR);
 }
+
+}  // namespace test_base_audit_log

@@ -9,6 +9,8 @@
 #include "base/dir_list.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_base_dir_list {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("listSubdirs gives the subdirectories sorted and skips files", "[dir_list]") {
@@ -62,3 +64,5 @@ TEST_CASE("listSubdirs reads a real cgroup directory's child cgroups", "[dir_lis
     CHECK(S_ISDIR(st.st_mode));
   }
 }
+
+}  // namespace test_base_dir_list

@@ -6,6 +6,8 @@
 
 #include "base/duration.h"
 
+namespace test_base_duration {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono;
 using namespace std::chrono_literals;
@@ -121,3 +123,5 @@ TEST_CASE("a formatted duration parses back to the same value", "[duration]") {
     CHECK(parsed(formatGoDuration(d)) == d);
   }
 }
+
+}  // namespace test_base_duration

@@ -5,6 +5,8 @@
 
 #include "base/log.h"
 
+namespace test_base_log {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -126,3 +128,5 @@ TEST_CASE("streaks of paths that stopped failing are dropped, so a new key is no
   CHECK(log.out.str().find("(other keys)") == std::string::npos);
   CHECK(failures.success("kubelet"));
 }
+
+}  // namespace test_base_log

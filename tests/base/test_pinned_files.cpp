@@ -17,6 +17,8 @@
 #include "tests/support/skip.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_base_pinned_files {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -214,3 +216,5 @@ TEST_CASE("a file made record by record, said to be one show, stops after its fi
   REQUIRE(all.ok());
   CHECK(all->size() > 100000);
 }
+
+}  // namespace test_base_pinned_files

@@ -5,6 +5,8 @@
 #include "base/read_file.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_base_read_file {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("a file is read whole, including procfs files that report size zero", "[read_file]") {
@@ -90,3 +92,5 @@ TEST_CASE("a file read into a kept buffer reads whole, reuses the buffer, and re
   CHECK(missing.error().sysErrno == ENOENT);
   CHECK(missing.error().message.find(tree.path("nope")) == 0);
 }
+
+}  // namespace test_base_read_file

@@ -4,6 +4,8 @@
 
 #include "base/time_format.h"
 
+namespace test_base_time_format {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono;
 
@@ -50,3 +52,5 @@ TEST_CASE("rfc3339Nano drops trailing zeros as go's RFC3339Nano does") {
   CHECK(rfc3339Nano(at(1795802687, 120)) == "2026-11-27T18:04:47.00000012Z");
   CHECK(rfc3339(at(1795802687, 999'000'000)) == "2026-11-27T18:04:47Z");
 }
+
+}  // namespace test_base_time_format

@@ -14,6 +14,8 @@
 #include "cgroupfs/cgroup_parsers.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_cgroupfs_cgroup_parsers {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::string_literals;
 
@@ -529,3 +531,5 @@ TEST_CASE("every parser survives every truncation of real captures and random by
   }
   SUCCEED("no crash");
 }
+
+}  // namespace test_cgroupfs_cgroup_parsers

@@ -17,6 +17,8 @@
 #include "tests/cgroupfs/executor_fixture.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_cgroupfs_executor {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -521,3 +523,5 @@ TEST_CASE("a v2 cpuset write is compared with the list asked for, not the list i
   static SystemClock system;
   Logger::setGlobal(std::cerr, system, 0);
 }
+
+}  // namespace test_cgroupfs_executor

@@ -5,6 +5,8 @@
 
 #include "tests/cgroupfs/executor_fixture.h"
 
+namespace test_cgroupfs_executor_explain {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::test;
 using namespace std::chrono_literals;
@@ -199,3 +201,5 @@ TEST_CASE("holds compares the kernel's text as the executor does", "[executor][e
   CHECK(e.holds(Knob::kCpusetCpus, KnobValue::ofCpus({0, 1, 2}), "0-2\n"));
   CHECK_FALSE(e.holds(Knob::kCpuQuota, KnobValue::of(-1), "garbage"));
 }
+
+}  // namespace test_cgroupfs_executor_explain

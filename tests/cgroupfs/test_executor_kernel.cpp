@@ -25,6 +25,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
+namespace test_cgroupfs_executor_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -381,3 +383,5 @@ TEST_CASE("on the kernel EBUSY (a cpuset a child still uses) is counted as busy,
   CHECK(h.logLines() == 1);
   CHECK(h.log.str().find("Device or resource busy") != std::string::npos);
 }
+
+}  // namespace test_cgroupfs_executor_kernel

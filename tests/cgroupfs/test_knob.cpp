@@ -11,6 +11,8 @@
 #include "cgroupfs/knob.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_cgroupfs_knob {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -392,3 +394,5 @@ TEST_CASE("each knob's files are those of its row in the one cgroup file table",
   const CgroupLayout v1(CgroupVersion::kV1, CgroupDriver::kCgroupfs);
   CHECK(cgroupFallbackPath(v1, "/r", "kubepods", CgroupFile::kCpusetCpus).empty());
 }
+
+}  // namespace test_cgroupfs_knob

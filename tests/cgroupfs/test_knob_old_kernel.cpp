@@ -19,6 +19,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_cgroupfs_knob_old_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -140,3 +142,5 @@ TEST_CASE("on a v2 kernel before 5.14 cpu.max.burst is unsupported, not written"
   CHECK_FALSE(fs::exists(tree.path(dirs[3] + "/cpu.max.burst")));
   CHECK(contents(tree, dirs[3] + "/cpu.max") == "200000\n");
 }
+
+}  // namespace test_cgroupfs_knob_old_kernel

@@ -19,6 +19,8 @@
 #include "tests/support/skip.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_cgroupfs_layout {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -413,3 +415,5 @@ TEST_CASE("a root holds a cgroup hierarchy only with cgroup.controllers or a cpu
   koord::test::TempTree v2({{"cgroup.controllers", "cpu memory\n"}});
   CHECK(koord::holdsCgroupHierarchy(v2.path()));
 }
+
+}  // namespace test_cgroupfs_layout

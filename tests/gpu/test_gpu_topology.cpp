@@ -4,6 +4,8 @@
 #include "gpu/nvml_library.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_gpu_gpu_topology {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("a GPU's NUMA node and socket are read from sysfs by its PCI address", "[gpu]") {
@@ -53,3 +55,5 @@ TEST_CASE("without the NVML library the loader says why and loads nothing", "[gp
   CHECK(notNvml.error().message ==
         "libm.so.6 has no nvmlInit_v2 (a driver older than the agent reads)");
 }
+
+}  // namespace test_gpu_gpu_topology

@@ -10,6 +10,8 @@
 #include "gpu/nvml_library.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_gpu_nvml_library {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using nlohmann::json;
 
@@ -163,3 +165,5 @@ TEST_CASE("the driver's critical errors are watched per GPU and named by it", "[
   CHECK(**lost == GpuHealthEvent{"", 0, "GPU lost"});
   start->watch.reset();  // before the library, as the seam asks
 }
+
+}  // namespace test_gpu_nvml_library

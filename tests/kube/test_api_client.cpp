@@ -21,7 +21,7 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_http_server.h"
 
-namespace koord {
+namespace koord::test_kube_api_client {  // this file's own names: tests build as unity chunks
 namespace {
 
 namespace net = boost::asio;
@@ -633,4 +633,4 @@ TEST_CASE("the server URL: default ports, IPv6 brackets, a path prefix, bad URLs
 }
 
 }  // namespace
-}  // namespace koord
+}  // namespace koord::test_kube_api_client

@@ -6,6 +6,8 @@
 
 #include "kube/api_config.h"
 
+namespace test_kube_api_config {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -146,3 +148,5 @@ TEST_CASE("base64 decodes RFC 4648 text with padding and refuses anything else")
     CHECK_FALSE(decodeBase64(bad).ok());
   }
 }
+
+}  // namespace test_kube_api_config

@@ -8,6 +8,8 @@
 #include "kube/api_status.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_kube_api_status {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -88,3 +90,5 @@ TEST_CASE("a reply that is not a Status is refused naming the request and field"
         "PUT nodemetrics/n/status: Status.details.causes[0].field: expected a string, got a "
         "number");
 }
+
+}  // namespace test_kube_api_status

@@ -4,6 +4,8 @@
 
 #include "kube/device_object.h"
 
+namespace test_kube_device_object {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using nlohmann::json;
 
@@ -114,3 +116,5 @@ TEST_CASE("an update replaces the gpu entries and managed labels and keeps the r
   CHECK(out["spec"]["devices"][2] == rdma);
   CHECK_FALSE(deviceDiffers(out, c));
 }
+
+}  // namespace test_kube_device_object

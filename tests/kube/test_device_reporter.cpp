@@ -12,6 +12,8 @@
 #include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_kube_device_reporter {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using koord::test::runUntil;
 using koord::test::TestApiServer;
@@ -60,3 +62,5 @@ TEST_CASE("the Device is created once, then updated only when a GPU changes", "[
   CHECK(reporter.lastChange() == "gpu 0 health");
   CHECK(reporter.failed() == 0);
 }
+
+}  // namespace test_kube_device_reporter

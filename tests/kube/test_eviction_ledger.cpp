@@ -10,6 +10,8 @@
 #include "base/clock.h"
 #include "kube/eviction_ledger.h"
 
+namespace test_kube_eviction_ledger {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using State = EvictionLedger::State;
@@ -186,3 +188,5 @@ TEST_CASE("retain frees the pods no longer listed but keeps those in flight", "[
   CHECK(ledger.retain([&](std::string_view uid) { return live.count(std::string(uid)) > 0; }) == 1);
   CHECK(ledger.size() == 1);
 }
+
+}  // namespace test_kube_eviction_ledger

@@ -2,6 +2,8 @@
 
 #include "kube/informer_state.h"
 
+namespace test_kube_informer_state {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using Step = InformerState::Step;
@@ -214,3 +216,5 @@ TEST_CASE("A list failure before the first success keeps the informer unsynced a
   CHECK(s.synced());
   CHECK(s.next().step == Step::kWatch);
 }
+
+}  // namespace test_kube_informer_state

@@ -21,7 +21,7 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
-namespace koord {
+namespace koord::test_kube_kubelet_client {  // this file's own names: tests build as unity chunks
 namespace {
 
 namespace net = boost::asio;
@@ -481,4 +481,4 @@ TEST_CASE("a path that cannot go on a request line is refused", "[kubelet]") {
 }
 
 }  // namespace
-}  // namespace koord
+}  // namespace koord::test_kube_kubelet_client

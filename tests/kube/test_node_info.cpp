@@ -8,6 +8,8 @@
 #include "kube/node_info.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_kube_node_info {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using Json = nlohmann::json;
 
@@ -197,3 +199,5 @@ TEST_CASE("the cpu normalization ratio is a positive finite number, as koordlet 
   node["metadata"]["annotations"]["node.koordinator.sh/cpu-normalization-ratio"] = "1.25";
   CHECK(parseNode(node)->cpuNormalizationRatioAnnotation == "1.25");
 }
+
+}  // namespace test_kube_node_info

@@ -14,6 +14,8 @@
 #include "kube/nrt_object.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_kube_nrt_object {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using nlohmann::json;
 
@@ -175,3 +177,5 @@ TEST_CASE("an absent checkpoint pins nothing; an unreadable or bad one is an err
   REQUIRE(good.ok());
   CHECK(good->has_value());
 }
+
+}  // namespace test_kube_nrt_object

@@ -18,6 +18,8 @@
 #include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_kube_object_informer {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using koord::test::runUntil;
@@ -196,3 +198,5 @@ TEST_CASE("A wrong token is a 401 the informer reports and keeps retrying", "[in
   REQUIRE(runUntil(f.io, [&] { return f.informer->synced(); }));
   CHECK(f.informer->lastError().empty());
 }
+
+}  // namespace test_kube_object_informer

@@ -4,6 +4,8 @@
 
 #include "kube/object_name.h"
 
+namespace test_kube_object_name {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("namespaces are DNS labels: lower-case alphanumerics and inner dashes, at most 63",
@@ -40,3 +42,5 @@ TEST_CASE("pod names are DNS subdomains: labels joined by dots, at most 253", "[
   CHECK_FALSE(isDnsSubdomain("BE-1"));
   CHECK_FALSE(isDnsSubdomain("be_1"));
 }
+
+}  // namespace test_kube_object_name

@@ -20,6 +20,8 @@
 #include "tests/kube/pod_test_helpers.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_kube_pod {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::podtest;
 
@@ -303,3 +305,5 @@ TEST_CASE("the pod request is the containers' sum, raised to an init container's
   CHECK(p.requestMemoryBytes() == (int64_t{1} << 30) + (64 << 20));
   CHECK(p.priorityWithDefault() == PriorityClass::kProd);  // Burstable: LS
 }
+
+}  // namespace test_kube_pod

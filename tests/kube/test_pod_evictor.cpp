@@ -21,6 +21,8 @@
 #include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_kube_pod_evictor {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using koord::test::runsOutOfWork;
@@ -446,3 +448,5 @@ TEST_CASE("a budget the server has not processed yet is a budget refusal with a 
   f.clock.advance(EvictionLedger::kRefusedFirst);
   CHECK_FALSE(f.ledger.blocked("uid-run", f.clock.now()));
 }
+
+}  // namespace test_kube_pod_evictor

@@ -1,17 +1,13 @@
-// Tests for kube/pod_parser (PodList JSON): every real kubelet capture in
-// tests/fixtures/kubelet (k8s 1.16-1.35 and a legacy payload, see
-// tests/fixtures/SOURCES.md), Koordinator's documented example pods hand-converted
-// to JSON, and hostile input: wrong types at every level, truncation, byte flips,
-// deep nesting.
+// Tests for kube/pod_parser (PodList JSON): every real kubelet capture in tests/fixtures/kubelet
+// (k8s 1.16-1.35 and a legacy payload, see tests/fixtures/SOURCES.md), Koordinator's documented
+// example pods hand-converted to JSON, and hostile input: wrong types at every level,
+// truncation, byte flips, deep nesting.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <random>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +17,8 @@
 #include "kube/pod.h"
 #include "tests/kube/pod_test_helpers.h"
 #include "tests/support/temp_tree.h"
+
+namespace test_kube_pod_parser {  // this file's own names: tests build as unity chunks
 
 using namespace koord;
 using namespace koord::podtest;
@@ -898,3 +896,5 @@ TEST_CASE("a pod with a deletionTimestamp is terminating, absent or null it is n
   REQUIRE_FALSE(list.ok());
   CHECK(list.error().message.find("items[0].metadata.deletionTimestamp") != std::string::npos);
 }
+
+}  // namespace test_kube_pod_parser

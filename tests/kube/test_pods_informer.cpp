@@ -16,6 +16,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_kube_pods_informer {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using Behaviour = test::TestKubelet::Behaviour;
@@ -308,3 +310,5 @@ TEST_CASE("a pod list byte for byte the one held is neither parsed again nor pas
   CHECK(informer.apply(KubeletResponse{200, list}).empty());
   CHECK(updates == 3);
 }
+
+}  // namespace test_kube_pods_informer

@@ -5,6 +5,8 @@
 
 #include "kube/rate_limiter.h"
 
+namespace test_kube_rate_limiter {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
@@ -39,3 +41,5 @@ TEST_CASE("a rate of zero or less means no limit, and a burst under one is one")
   CHECK(one.reserve(clock.now()) == nanoseconds(0));
   CHECK(one.reserve(clock.now()) == milliseconds(500));
 }
+
+}  // namespace test_kube_rate_limiter

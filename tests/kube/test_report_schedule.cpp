@@ -12,6 +12,8 @@
 #include "base/clock.h"
 #include "kube/report_schedule.h"
 
+namespace test_kube_report_schedule {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using Tick = ReportSchedule::Tick;
@@ -177,3 +179,5 @@ TEST_CASE("A tick handled late never brings two reports closer than the interval
   CHECK(sim.sent[2] == Approx(150));
   for (double g : gaps(sim.sent)) CHECK(g >= 60);
 }
+
+}  // namespace test_kube_report_schedule

@@ -17,6 +17,8 @@
 #include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_kube_status_reporter {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using koord::test::runUntil;
@@ -138,3 +140,5 @@ TEST_CASE("An unreachable server fails the report with the transport error", "[r
   f.server.start();
   CHECK(f.reportOnce(stored, status("2026-11-24T11:54:00Z", "1")));
 }
+
+}  // namespace test_kube_status_reporter

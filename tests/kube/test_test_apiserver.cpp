@@ -29,6 +29,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_kube_test_apiserver {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using nlohmann::json;
 using test::TestApiServer;
@@ -693,3 +695,5 @@ TEST_CASE("with tls the stand-in serves HTTPS under a certificate its own CA ver
   CHECK(tlsGet(server.port(), server.caFile(), "/api/v1/nodes/rig-node") == 200);
   CHECK(server.count("get", "nodes") == 3);
 }
+
+}  // namespace test_kube_test_apiserver

@@ -16,6 +16,8 @@
 #include "tests/support/run_until.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_kube_topology_reporter {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using koord::test::runUntil;
@@ -180,3 +182,5 @@ TEST_CASE("a failing sync backs off 3 s doubling, and a new content or success e
   CHECK(f.reporter->sync(f.stored(), content("2-3"), "node-uid"));
   REQUIRE(runUntil(f.io, [&] { return !f.reporter->inFlight(); }));
 }
+
+}  // namespace test_kube_topology_reporter

@@ -10,6 +10,8 @@
 #include "kube/watch_stream.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_kube_watch_stream {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -142,3 +144,5 @@ TEST_CASE("an event over the size bound is an error, however it is split") {
   CHECK(over.error().message == "watch nodes: event 1 is over 64 bytes");
   CHECK_FALSE(d.finish().ok());
 }
+
+}  // namespace test_kube_watch_stream

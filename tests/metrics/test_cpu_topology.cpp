@@ -11,6 +11,8 @@
 #include "metrics/cpu_topology.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_cpu_topology {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -253,3 +255,5 @@ TEST_CASE("offline CPUs with a readable topology are kept apart from the online 
   REQUIRE(graviton.offline.size() == 1);
   CHECK(graviton.offline[0].id == 0);
 }
+
+}  // namespace test_metrics_cpu_topology

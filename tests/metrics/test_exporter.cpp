@@ -2,6 +2,8 @@
 
 #include "metrics/exporter.h"
 
+namespace test_metrics_exporter {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -356,3 +358,5 @@ TEST_CASE("requests and limits follow the pod list and the containers sampled fr
   CHECK(request(text, 0) == "2");
   CHECK(request(text, 1) == "1");
 }
+
+}  // namespace test_metrics_exporter

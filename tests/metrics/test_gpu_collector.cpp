@@ -9,6 +9,8 @@
 #include "metrics/gpu_collector.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_gpu_collector {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -243,3 +245,5 @@ TEST_CASE("the driver's critical errors are counted per GPU and error, in bounde
   CHECK(text.find("koordlet_gpu_critical_errors_total{error=\"other\",gpu_device_uuid=\"GPU-a\","
                   "gpu_minor=\"0\",node=\"gpu-node\"} 146") != std::string::npos);
 }
+
+}  // namespace test_metrics_gpu_collector

@@ -11,6 +11,8 @@
 
 #include "metrics/gpu_health.h"
 
+namespace test_metrics_gpu_health {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -114,3 +116,5 @@ TEST_CASE("a watcher stopped while the driver waits returns after that wait", "[
   watcher.stop();  // again: nothing
   CHECK(got.items.empty());
 }
+
+}  // namespace test_metrics_gpu_health

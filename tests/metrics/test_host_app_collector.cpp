@@ -7,6 +7,8 @@
 #include "metrics/host_app_collector.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_host_app_collector {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono;
 
@@ -45,3 +47,5 @@ TEST_CASE("a host application's cpu and memory are read from cgroup v2 files") {
   REQUIRE(bad.errors.size() == 1);
   CHECK(bad.errors[0].message.find("db.service/memory.current") != std::string::npos);
 }
+
+}  // namespace test_metrics_host_app_collector

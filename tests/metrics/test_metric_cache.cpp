@@ -10,6 +10,8 @@
 #include "base/clock.h"
 #include "metrics/metric_cache.h"
 
+namespace test_metrics_metric_cache {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -513,3 +515,5 @@ TEST_CASE("summarize agrees with query for every aggregation on uneven windows",
     CHECK(s->p99 == q(cache, kNodeCpu, Aggregation::kP99, from, to));
   }
 }
+
+}  // namespace test_metrics_metric_cache

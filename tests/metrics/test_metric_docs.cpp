@@ -9,6 +9,8 @@
 #include "metrics/metric_docs.h"
 #include "metrics/metric_origin.h"
 
+namespace test_metrics_metric_docs {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -123,3 +125,5 @@ TEST_CASE("metric origin is koordlet for koordlet's names, standard for process_
   CHECK(metricOrigin("process_cpu_seconds_total") == MetricOrigin::kStandard);
   CHECK(metricOrigin("koordlet_nri_connected") == MetricOrigin::kOurs);
 }
+
+}  // namespace test_metrics_metric_docs

@@ -7,6 +7,8 @@
 #include "metrics/node_collector.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_node_collector {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -163,3 +165,5 @@ TEST_CASE("the node collector reads this machine's real /proc", "[node][live]") 
   REQUIRE(first.sample.memory.has_value());
   CHECK(first.sample.memory->memTotalBytes > 0);
 }
+
+}  // namespace test_metrics_node_collector

@@ -8,6 +8,8 @@
 #include "metrics/node_hardware.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_node_hardware {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("a node's meminfo gives its MemTotal in bytes; bad text is named", "[node_hardware]") {
@@ -50,3 +52,5 @@ TEST_CASE("the captures' NUMA memory and basic info", "[node_hardware]") {
   REQUIRE(none.ok());
   CHECK(none->empty());
 }
+
+}  // namespace test_metrics_node_hardware

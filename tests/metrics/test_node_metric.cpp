@@ -20,6 +20,8 @@
 #include "metrics/metric_cache.h"
 #include "metrics/node_metric.h"
 
+namespace test_metrics_node_metric {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -588,3 +590,5 @@ TEST_CASE("GPU use is reported as devices of nodeUsage, its aggregates and podUs
   CHECK_FALSE(plain["nodeMetric"]["nodeUsage"].contains("devices"));
   CHECK_FALSE(plain["podsMetric"][0]["podUsage"].contains("devices"));
 }
+
+}  // namespace test_metrics_node_metric

@@ -6,6 +6,8 @@
 #include "metrics/pod_collector.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_pod_collector {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -369,3 +371,5 @@ TEST_CASE("on cgroup v2 the BE cpuset limit counts the CPUs in force, not those 
   out = collector.collect({be}, nullptr);
   CHECK(*out.sample.be.realLimitMilli == Approx(2000));
 }
+
+}  // namespace test_metrics_pod_collector

@@ -20,6 +20,8 @@
 #include "metrics/proc_parsers.h"
 #include "tests/support/skip.h"
 
+namespace test_metrics_pod_usage_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -220,3 +222,5 @@ TEST_CASE("usage of a busy, an idle and a throttled container is measured on rea
   REQUIRE(busy.throttledRatio.has_value());
   CHECK(*busy.throttledRatio == 0.0);
 }
+
+}  // namespace test_metrics_pod_usage_kernel

@@ -16,6 +16,8 @@
 #include "metrics/proc_parsers.h"
 #include "tests/support/skip.h"
 
+namespace test_metrics_proc_parsers {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::string_literals;
 
@@ -776,3 +778,5 @@ TEST_CASE("this machine's /proc/pressure files parse", "[proc_parsers][live]") {
     CHECK(parsePressure(readWhole(path)).ok());
   }
 }
+
+}  // namespace test_metrics_proc_parsers

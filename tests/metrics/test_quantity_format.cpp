@@ -11,6 +11,8 @@
 
 #include "metrics/quantity_format.h"
 
+namespace test_metrics_quantity_format {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("milli-cores print as m below a whole core and bare when whole", "[quantity]") {
@@ -79,3 +81,5 @@ TEST_CASE("values no int64 holds clamp instead of overflowing", "[quantity]") {
   CHECK(truncateToInt64(-1e300) == std::numeric_limits<int64_t>::min());
   CHECK(truncateToInt64(9223372036854775808.0) == std::numeric_limits<int64_t>::max());
 }
+
+}  // namespace test_metrics_quantity_format

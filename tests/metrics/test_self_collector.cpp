@@ -5,6 +5,8 @@
 #include "metrics/self_collector.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_metrics_self_collector {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("the self collector reports this process's cpu, rss and open fds", "[self]") {
@@ -51,3 +53,5 @@ TEST_CASE("a malformed self stat file is an error naming the file", "[self]") {
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message.rfind(proc.path("self/stat") + ": ", 0) == 0);
 }
+
+}  // namespace test_metrics_self_collector

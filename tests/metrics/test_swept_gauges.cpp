@@ -10,6 +10,8 @@
 
 #include "metrics/swept_gauges.h"
 
+namespace test_metrics_swept_gauges {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -71,3 +73,5 @@ TEST_CASE("a swept series not set in a round is gone after its sweep", "[exposit
   CHECK(text(swept).empty());
   CHECK_FALSE(swept.collect());
 }
+
+}  // namespace test_metrics_swept_gauges

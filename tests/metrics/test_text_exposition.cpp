@@ -12,6 +12,8 @@
 #include "metrics/metric_docs.h"
 #include "metrics/text_exposition.h"
 
+namespace test_metrics_text_exposition {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -102,3 +104,5 @@ TEST_CASE("numbers, escapes, summaries and histograms are written as prometheus-
 
   CHECK(ours(families) == reference(families));
 }
+
+}  // namespace test_metrics_text_exposition

@@ -6,6 +6,8 @@
 
 #include "nri/nri_client.h"
 
+namespace test_nri_backoff {  // this file's own names: tests build as unity chunks
+
 using koord::nri::BackoffConfig;
 using koord::nri::backoffDelay;
 using std::chrono::milliseconds;
@@ -58,3 +60,5 @@ TEST_CASE("an initial delay above the cap is cut to the cap", "[backoff]") {
   BackoffConfig cfg{seconds(60), 2.0, seconds(30)};
   CHECK(backoffDelay(cfg, 1) == seconds(30));
 }
+
+}  // namespace test_nri_backoff

@@ -13,6 +13,8 @@
 #include "nri/nri_client.h"
 #include "tests/support/nri_runtime_peer.h"
 
+namespace test_nri_launched_fd {  // this file's own names: tests build as unity chunks
+
 using namespace std::chrono_literals;
 namespace api = koord::nri::api;
 using koord::test::NriRuntimePeer;
@@ -157,3 +159,5 @@ TEST_CASE("the runtime ignores a launched plugin's name and index", "[launched]"
   client.stop();
   peer.stop();
 }
+
+}  // namespace test_nri_launched_fd

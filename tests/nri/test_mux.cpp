@@ -8,6 +8,8 @@
 
 #include "nri/mux.h"
 
+namespace test_nri_mux {  // this file's own names: tests build as unity chunks
+
 using koord::nri::appendFrames;
 using koord::nri::frameMessage;
 using koord::nri::kMuxHeaderSize;
@@ -195,3 +197,5 @@ TEST_CASE("the caller consumes a stream from the front between feeds", "[mux]") 
   REQUIRE(r.feed(header(1, 2) + "ef"));
   CHECK(r.stream(1) == "cdef");
 }
+
+}  // namespace test_nri_mux

@@ -27,6 +27,8 @@
 #include "tests/support/poll.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_nri_nri_client {  // this file's own names: tests build as unity chunks
+
 using namespace std::chrono_literals;
 namespace api = koord::nri::api;
 using google::protobuf::util::MessageDifferencer;
@@ -844,3 +846,5 @@ TEST_CASE("a runtime that stops reading gets the connection closed, not a growin
   CHECK_THAT(st.lastError, Catch::Contains("write queue full"));
   client.stop();
 }
+
+}  // namespace test_nri_nri_client

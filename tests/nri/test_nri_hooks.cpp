@@ -14,6 +14,8 @@
 #include "qos/hook_reconcile.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_nri_nri_hooks {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::nri;
 
@@ -776,3 +778,5 @@ TEST_CASE("GPUEnvInject gives a container the allocated GPUs' minors, and only t
   REQUIRE(ignored.ok());
   CHECK(ignored->adjust().env_size() == 0);
 }
+
+}  // namespace test_nri_nri_hooks

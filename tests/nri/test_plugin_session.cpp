@@ -12,6 +12,8 @@
 #include "nri/plugin_session.h"
 #include "nri/ttrpc.h"
 
+namespace test_nri_plugin_session {  // this file's own names: tests build as unity chunks
+
 using namespace koord::nri;
 using Phase = PluginSession::Phase;
 
@@ -773,3 +775,5 @@ TEST_CASE("a split sync at exactly the limits is delivered", "[session]") {
   CHECK(s.bufferedSyncBytes() == 0);
   CHECK(s.phase() == Phase::kSynchronized);
 }
+
+}  // namespace test_nri_plugin_session

@@ -8,6 +8,8 @@
 #include "nri/plugin_session.h"
 #include "nri/ttrpc.h"
 
+namespace test_nri_ttrpc {  // this file's own names: tests build as unity chunks
+
 using namespace koord::nri;
 
 namespace {
@@ -149,3 +151,5 @@ TEST_CASE("nextMessage rejects unknown message types", "[ttrpc]") {
   CHECK((*r)->type == MessageType::kData);
   CHECK((*r)->flags == 1);
 }
+
+}  // namespace test_nri_ttrpc

@@ -6,6 +6,8 @@
 
 #include "nri/write_queue.h"
 
+namespace test_nri_write_queue {  // this file's own names: tests build as unity chunks
+
 using koord::nri::WriteLimits;
 using koord::nri::WriteQueue;
 
@@ -81,3 +83,5 @@ TEST_CASE("the default write limits fit four of the largest messages a runtime a
   for (int i = 0; i < 4; ++i) REQUIRE(q.push(largest));
   CHECK_FALSE(q.push(largest));
 }
+
+}  // namespace test_nri_write_queue

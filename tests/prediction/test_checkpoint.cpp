@@ -10,6 +10,8 @@
 #include "prediction/checkpoint.h"
 #include "support/temp_tree.h"
 
+namespace test_prediction_checkpoint {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::prediction;
 using namespace std::chrono;
@@ -154,3 +156,5 @@ TEST_CASE("decoding names the field at fault") {
             .find("f: CPU.referenceTimestamp: time \"yesterday\"") == 0);
   CHECK(err("{\"CPU\":{},\"Memory\":{}}") == "f: LastUpdated: missing");
 }
+
+}  // namespace test_prediction_checkpoint

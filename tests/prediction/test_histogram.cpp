@@ -11,6 +11,8 @@
 #include "prediction/histogram.h"
 #include "support/temp_tree.h"
 
+namespace test_prediction_histogram {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::prediction;
 using namespace std::chrono;
@@ -212,3 +214,5 @@ TEST_CASE("extreme half-lives and a reference centuries away neither overflow no
   old.addSample(4.0, 1, kStart);
   CHECK(old.percentile(0.5) == Approx(start(0.025, 46)));
 }
+
+}  // namespace test_prediction_histogram

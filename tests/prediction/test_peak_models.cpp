@@ -5,6 +5,8 @@
 #include "prediction/peak_models.h"
 #include "prediction/reclaimable.h"
 
+namespace test_prediction_peak_models {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::prediction;
 using namespace std::chrono;
@@ -258,3 +260,5 @@ TEST_CASE("deleting and finished pods count in neither predictor") {
   CHECK(*r.priority->cpuMilli == 0);
   CHECK(r.podsWithoutModel.empty());
 }
+
+}  // namespace test_prediction_peak_models

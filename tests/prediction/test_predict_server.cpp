@@ -9,6 +9,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_prediction_predict_server {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::prediction;
 using namespace std::chrono;
@@ -133,3 +135,5 @@ TEST_CASE("a checkpoint directory made after start is saved into") {
   CHECK(server.stats().checkpointsSaved == 6);
   CHECK(std::filesystem::exists(tree.path("later/__node-sys__")));
 }
+
+}  // namespace test_prediction_predict_server

@@ -8,6 +8,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_config_watcher {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
@@ -262,3 +264,5 @@ TEST_CASE("toJson shows file, generation, UTC load time, error, notes and the sp
   CHECK(h.log.str().find("; data.colocation-config: read by koord-manager only") !=
         std::string::npos);
 }
+
+}  // namespace test_qos_config_watcher

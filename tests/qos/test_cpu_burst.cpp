@@ -14,6 +14,8 @@
 
 #include "qos/cpu_burst.h"
 
+namespace test_qos_cpu_burst {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -728,3 +730,5 @@ TEST_CASE("share pool states have names", "[cpu_burst]") {
   CHECK(std::string(toString(SharePoolState::kCooling)) == "cooling");
   CHECK(std::string(toString(SharePoolState::kOverload)) == "overload");
 }
+
+}  // namespace test_qos_cpu_burst

@@ -31,6 +31,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
+namespace test_qos_cpu_burst_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -279,3 +281,5 @@ TEST_CASE("on v2 the NRI hook's cpu.max.burst is one the kernel takes next to th
     CHECK(value == quota.substr(0, quota.find(' ')));
   }
 }
+
+}  // namespace test_qos_cpu_burst_kernel

@@ -5,6 +5,8 @@
 #include "qos/cpu_evict.h"
 #include "tests/qos/evict_test_helpers.h"
 
+namespace test_qos_cpu_evict {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::evict_test;
 
@@ -416,3 +418,5 @@ TEST_CASE("a BE pod picked by BE cpu evict counts its usage toward cpu evict", "
   CHECK(names(out) == std::vector<std::string>{"be-1", "ls-b"});
   CHECK(report(out, kFeatureCpuEvict).outcome.released == 800);
 }
+
+}  // namespace test_qos_cpu_evict

@@ -13,6 +13,8 @@
 #include "qos/cpu_suppress.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_cpu_suppress {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -723,3 +725,5 @@ TEST_CASE("cpu suppress's writes carry the threshold, where it came from, and th
   CHECK(in["capacityCores"] == P{"10", ""});
   CHECK_FALSE(in.contains("skipped"));
 }
+
+}  // namespace test_qos_cpu_suppress

@@ -11,6 +11,8 @@
 
 #include "qos/evict_victims.h"
 
+namespace test_qos_evict_victims {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -258,3 +260,5 @@ TEST_CASE("a percent of an amount saturates instead of overflowing", "[evict_vic
         std::numeric_limits<int64_t>::min());
   CHECK(percentOfSat(0, 100) == 0);
 }
+
+}  // namespace test_qos_evict_victims

@@ -3,6 +3,8 @@
 
 #include "qos/gpu_env_hook.h"
 
+namespace test_qos_gpu_env_hook {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 TEST_CASE("the allocated GPUs' minors become NVIDIA_VISIBLE_DEVICES in the annotation's order",
@@ -38,3 +40,5 @@ TEST_CASE("a bad annotation is refused naming the field", "[gpu-env]") {
   CHECK(err(R"({"gpu":[{"minor":0},{"minor":1.5}]})") == where + "gpu[1].minor: not an integer");
   CHECK(err(R"({"gpu":[{"minor":-1}]})") == where + "gpu[0].minor: -1 is not a device minor");
 }
+
+}  // namespace test_qos_gpu_env_hook

@@ -8,6 +8,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_group_identity {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -177,3 +179,5 @@ TEST_CASE("the group identity sysctl is switched on with the rule, sched_core of
   CHECK(groupIdentitySysctls(on, {std::nullopt, 1}).empty());  // no such sysctl
   CHECK(groupIdentitySysctls(off, {0, 1}).empty());            // the rule is off
 }
+
+}  // namespace test_qos_group_identity

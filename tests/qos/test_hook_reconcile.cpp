@@ -14,6 +14,8 @@
 #include "qos/qos_manager.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_hook_reconcile {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -430,3 +432,5 @@ TEST_CASE("a static burst is held to the normalized quota the kernel checks it a
   CHECK(staticBurstUs(limits, config, 1.25) == 80000);
   CHECK(staticBurstUs(limits, config, 0.8) == 100000);  // a ratio <= 1 scales nothing
 }
+
+}  // namespace test_qos_hook_reconcile

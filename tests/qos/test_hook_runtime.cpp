@@ -8,6 +8,8 @@
 
 #include "qos/hook_runtime.h"
 
+namespace test_qos_hook_runtime {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -177,3 +179,5 @@ TEST_CASE(
   REQUIRE(late.ok());
   CHECK(late->cpuShares == 3072);
 }
+
+}  // namespace test_qos_hook_runtime

@@ -6,6 +6,8 @@
 #include "qos/host_apps.h"
 #include "qos/slo_config.h"
 
+namespace test_qos_host_apps {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using json = nlohmann::json;
 
@@ -151,3 +153,5 @@ TEST_CASE(
   CHECK(writes[0].owner == kOwnerHostAppCpuset);
   CHECK(writes[1].dir == "kubepods/burstable/web");
 }
+
+}  // namespace test_qos_host_apps

@@ -7,6 +7,8 @@
 #include "qos/memory_evict.h"
 #include "tests/qos/evict_test_helpers.h"
 
+namespace test_qos_memory_evict {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::evict_test;
 
@@ -364,3 +366,5 @@ TEST_CASE("a hostile Node capacity saturates the release instead of overflowing"
   CHECK(f.toRelease == std::numeric_limits<int64_t>::max());
   CHECK(names(out) == std::vector<std::string>{"be-1"});
 }
+
+}  // namespace test_qos_memory_evict

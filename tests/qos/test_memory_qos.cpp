@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace test_qos_memory_qos {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -721,3 +723,5 @@ TEST_CASE("a pod asking for more than 64 TiB is left alone with an error naming 
   CHECK(writes(r) == lsPodWrites("a", 536870912, 751619276, 536870912, 751619276, 1932734464,
                                  536870912, 751619276));
 }
+
+}  // namespace test_qos_memory_qos

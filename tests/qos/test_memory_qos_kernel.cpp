@@ -25,6 +25,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
+namespace test_qos_memory_qos_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -360,3 +362,5 @@ TEST_CASE("the soft-limit fallback's BE values are accepted, LS untouched, and r
   // And the kernel's text reads back as -1: nothing left to write.
   CHECK(exec.apply(strategy.run(tree.snap(), config(off), on).writes).unchanged == 3);
 }
+
+}  // namespace test_qos_memory_qos_kernel

@@ -7,6 +7,8 @@
 
 #include "qos/node_overrides.h"
 
+namespace test_qos_node_overrides {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -114,3 +116,5 @@ TEST_CASE("allocatable memory: the flag, else the Node's allocatable, else MemTo
   CHECK(total.source == "MemTotal");
   CHECK(chooseAllocatableMemory(0, int64_t{0}, 16 * gi).source == "MemTotal");
 }
+
+}  // namespace test_qos_node_overrides

@@ -16,6 +16,8 @@
 #include "qos/node_topology.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_node_topology {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using nlohmann::json;
 
@@ -309,3 +311,5 @@ TEST_CASE("without a placement topology nothing is computed", "[node_topology]")
   REQUIRE_FALSE(nrt.ok());
   CHECK(nrt.error().message.find("sysfs") != std::string::npos);
 }
+
+}  // namespace test_qos_node_topology

@@ -17,6 +17,8 @@
 #include "qos/qos_manager.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_qos_manager {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -553,3 +555,5 @@ TEST_CASE("on a kernel without memory.min/low/high memory QoS writes nothing at 
   CHECK(round.writes.unsupported == 0);  // not even attempted
   CHECK(fileOf(f.tree, "memory", f.lsCtrDir, "memory.min") == "0");
 }
+
+}  // namespace test_qos_qos_manager

@@ -17,6 +17,8 @@
 #include "support/log_capture.h"
 #include "support/temp_tree.h"
 
+namespace test_qos_resctrl_manager {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using namespace std::chrono_literals;
@@ -385,3 +387,5 @@ TEST_CASE("collect reads the groups' monitoring counters once the tree is ready"
   CHECK(read.samples[0].group == "LS");
   CHECK(read.samples[0].llcOccupancy == 4096u);
 }
+
+}  // namespace test_qos_resctrl_manager

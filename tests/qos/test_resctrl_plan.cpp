@@ -3,6 +3,8 @@
 #include "qos/resctrl_plan.h"
 #include "resctrl/schemata.h"
 
+namespace test_qos_resctrl_plan {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using Lines = std::vector<std::string>;
@@ -132,3 +134,5 @@ TEST_CASE("pod qos classes map to the LSR, LS and BE groups") {
   CHECK(std::string(groupForQos(KoordQos::kSystem)).empty());
   CHECK(std::string(groupForQos(KoordQos::kNone)).empty());
 }
+
+}  // namespace test_qos_resctrl_plan

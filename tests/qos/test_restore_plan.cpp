@@ -7,6 +7,8 @@
 
 #include "qos/restore_plan.h"
 
+namespace test_qos_restore_plan {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -196,3 +198,5 @@ TEST_CASE("restore never sets a container's memory.oom.group: the kubelet's", "[
   CHECK(p["kubepods/burstable/podls memory.oom.group"] == "0");
   CHECK_FALSE(p.contains("kubepods/burstable/podls/aid memory.oom.group"));
 }
+
+}  // namespace test_qos_restore_plan

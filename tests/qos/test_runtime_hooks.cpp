@@ -8,6 +8,8 @@
 
 #include "qos/runtime_hooks.h"
 
+namespace test_qos_runtime_hooks {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 
 namespace {
@@ -614,3 +616,5 @@ TEST_CASE("a cpu limit past the kernel's largest quota refuses cpu.max.burst on 
                                  c.ctx, 0, &errors));
   CHECK(errors.empty());
 }
+
+}  // namespace test_qos_runtime_hooks

@@ -9,6 +9,8 @@
 #include "qos/slo_config.h"
 #include "tests/qos/slo_test_helpers.h"
 
+namespace test_qos_slo_config {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::slo_test;
 
@@ -264,3 +266,5 @@ TEST_CASE("a bad pod annotation is an error naming the annotation and field", "[
   CHECK(err(R"(["auto"])") ==
         "annotation koordinator.sh/cpuBurst: expected a JSON object, got a list");
 }
+
+}  // namespace test_qos_slo_config

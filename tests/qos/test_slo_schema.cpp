@@ -9,6 +9,8 @@
 #include "qos/slo_config.h"
 #include "tests/qos/slo_test_helpers.h"
 
+namespace test_qos_slo_schema {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::slo_test;
 
@@ -317,3 +319,5 @@ TEST_CASE("no value outside the NodeSLO CRD's minimum and maximum is accepted", 
   }
   CHECK(checked > 50);
 }
+
+}  // namespace test_qos_slo_schema

@@ -7,6 +7,8 @@
 #include "qos/slo_config.h"
 #include "tests/qos/slo_test_helpers.h"
 
+namespace test_qos_slo_source {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::slo_test;
 
@@ -247,3 +249,5 @@ TEST_CASE("ConfigMap errors name the data key and where in it", "[slo_config]") 
           "slo.yaml: data: expected an object, got a list");
   }
 }
+
+}  // namespace test_qos_slo_source

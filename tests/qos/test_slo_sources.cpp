@@ -15,6 +15,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_slo_sources {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
@@ -359,3 +361,5 @@ TEST_CASE(
   CHECK(sloFieldSource(s.current(), kThreshold) == "NodeSLO rig-node resourceVersion 240");
   CHECK(sloFieldSource(s.current(), "no.such.field") == "default");
 }
+
+}  // namespace test_qos_slo_sources

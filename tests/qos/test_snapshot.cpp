@@ -8,6 +8,8 @@
 
 #include "qos/snapshot.h"
 
+namespace test_qos_snapshot {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -144,3 +146,5 @@ TEST_CASE("system-qos-resource gives its CPUs as exclusive unless cpusetExclusiv
   CHECK_THAT(bad.error().message, Catch::Contains("cpusetExclusive"));
   CHECK_FALSE(parseSystemQosExclusiveCpus("[1]").ok());
 }
+
+}  // namespace test_qos_snapshot

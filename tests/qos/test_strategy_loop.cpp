@@ -13,6 +13,8 @@
 #include "qos/strategy.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_qos_strategy_loop {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 
@@ -218,3 +220,5 @@ TEST_CASE("strategies run in the order registered, and a name registers once",
   CHECK(round.ran[1].name == "a");
   CHECK_THROWS_WITH(f.add("a", "owner-c", 1s), Catch::Contains("registered twice: a"));
 }
+
+}  // namespace test_qos_strategy_loop

@@ -8,6 +8,8 @@
 #include "qos/slo_config.h"
 #include "tests/qos/slo_test_helpers.h"
 
+namespace test_qos_yaml_json {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::slo_test;
 
@@ -124,3 +126,5 @@ TEST_CASE("an unsupported YAML tag is refused", "[slo_config]") {
   CHECK(parseError("extensions: {x: !custom 1}") == "slo.yaml:1:17: unsupported YAML tag !custom");
   CHECK(contains(parseError("extensions: {x: !!int abc}"), "\"abc\" is not a valid"));
 }
+
+}  // namespace test_qos_yaml_json

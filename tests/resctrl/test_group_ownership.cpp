@@ -5,6 +5,8 @@
 #include "resctrl/group_ownership.h"
 #include "support/temp_tree.h"
 
+namespace test_resctrl_group_ownership {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using koord::test::TempTree;
@@ -116,3 +118,5 @@ TEST_CASE("a group name that cannot be stored is refused") {
   CHECK_FALSE(own.created("..").ok());
   CHECK_FALSE(own.owns(""));
 }
+
+}  // namespace test_resctrl_group_ownership

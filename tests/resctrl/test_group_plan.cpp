@@ -2,6 +2,8 @@
 
 #include "resctrl/group_plan.h"
 
+namespace test_resctrl_group_plan {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using Tids = std::vector<int32_t>;
@@ -24,3 +26,5 @@ TEST_CASE("malformed tids are errors naming the file and line") {
     CHECK(tids.error().message.find(file + ":3:") == 0);
   }
 }
+
+}  // namespace test_resctrl_group_plan

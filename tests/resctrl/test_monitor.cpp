@@ -6,6 +6,8 @@
 #include "resctrl/monitor.h"
 #include "support/temp_tree.h"
 
+namespace test_resctrl_monitor {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using koord::test::TempTree;
@@ -133,3 +135,5 @@ TEST_CASE("a malformed domain dir is reported and other entries are not read") {
   REQUIRE(r.samples.size() == 1);
   CHECK(r.samples[0].cacheId == 2);
 }
+
+}  // namespace test_resctrl_monitor

@@ -9,6 +9,8 @@
 #include "resctrl/resctrl_detect.h"
 #include "support/temp_tree.h"
 
+namespace test_resctrl_resctrl_detect {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using koord::test::TempTree;
@@ -201,3 +203,5 @@ TEST_CASE("an unreadable cpuinfo is no-cpu-support naming the file") {
   CHECK(mentions(d.reason, "proc/cpuinfo"));
   CHECK(mounter.calls.empty());
 }
+
+}  // namespace test_resctrl_resctrl_detect

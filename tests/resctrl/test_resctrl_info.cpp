@@ -6,6 +6,8 @@
 #include "resctrl/resctrl_info.h"
 #include "support/temp_tree.h"
 
+namespace test_resctrl_resctrl_info {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using koord::test::TempTree;
@@ -245,3 +247,5 @@ TEST_CASE("readResctrlInfo errors name the file at fault") {
     CHECK(mentions(info.error(), "resctrl/schemata:2:"));
   }
 }
+
+}  // namespace test_resctrl_resctrl_info

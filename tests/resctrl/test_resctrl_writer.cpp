@@ -13,6 +13,8 @@
 #include "support/log_capture.h"
 #include "support/temp_tree.h"
 
+namespace test_resctrl_resctrl_writer {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using koord::test::FakeKernel;
@@ -486,3 +488,5 @@ TEST_CASE("the system file ops do one write each, appending for tasks, creating 
   CHECK((st.st_mode & 0777) == 0755);
   CHECK(ops.makeDir(dir.path("LS")) == EEXIST);
 }
+
+}  // namespace test_resctrl_resctrl_writer

@@ -4,6 +4,8 @@
 #include "resctrl/schemata.h"
 #include "support/temp_tree.h"
 
+namespace test_resctrl_schemata {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::resctrl;
 using koord::test::TempTree;
@@ -166,3 +168,5 @@ TEST_CASE("a root schemata lacking the L3 line that info announces is an error")
   info.rootSchemata.erase(info.rootSchemata.begin());
   CHECK_FALSE(groupSchemata(info, CpuVendor::kIntel, qos(0, 30, 100)).ok());
 }
+
+}  // namespace test_resctrl_schemata

@@ -44,6 +44,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
+namespace test_rig_cgroup_v2_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -486,3 +488,5 @@ TEST_CASE("the rig's subtree is gone when a test ends", "[v2]") {
   }
   CHECK_FALSE(fs::exists(prefix));
 }
+
+}  // namespace test_rig_cgroup_v2_kernel

@@ -51,6 +51,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
+namespace test_rig_memory_qos_v2_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -438,3 +440,5 @@ TEST_CASE("on v2 the executor treats the v1-only soft limit as unsupported, what
   CHECK_FALSE(fs::exists(c.file(pod, "memory.soft_limit_in_bytes")));
   CHECK_FALSE(exec.read(pod, Knob::kMemorySoftLimit).ok());
 }
+
+}  // namespace test_rig_memory_qos_v2_kernel

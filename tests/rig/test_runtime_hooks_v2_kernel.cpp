@@ -29,6 +29,8 @@
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
+namespace test_rig_runtime_hooks_v2_kernel {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 namespace fs = std::filesystem;
 
@@ -205,3 +207,5 @@ TEST_CASE(
   WARN("hooks rig: " << plan.writes.size()
                      << " intended writes, every one accepted or already held");
 }
+
+}  // namespace test_rig_runtime_hooks_v2_kernel

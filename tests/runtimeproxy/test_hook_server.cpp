@@ -26,6 +26,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/unix_socket.h"
 
+namespace test_runtimeproxy_hook_server {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::runtimeproxy;
 using namespace std::chrono_literals;
@@ -424,3 +426,5 @@ TEST_CASE("tcp is served when asked, on the port the kernel picks for :0", "[hoo
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message == "network \"udp\": expected unix, tcp, tcp4 or tcp6");
 }
+
+}  // namespace test_runtimeproxy_hook_server

@@ -11,6 +11,8 @@
 #include "nri/nri_hooks.h"
 #include "runtimeproxy/proxy_hooks.h"
 
+namespace test_runtimeproxy_proxy_hooks {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::runtimeproxy;
 
@@ -382,3 +384,5 @@ TEST_CASE("GPUEnvInject answers the request's envs with NVIDIA_VISIBLE_DEVICES a
   REQUIRE(update.ok());
   CHECK(update.value->container_envs().empty());
 }
+
+}  // namespace test_runtimeproxy_proxy_hooks

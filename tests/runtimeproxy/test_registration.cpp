@@ -13,6 +13,8 @@
 #include "runtimeproxy/registration.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_runtimeproxy_registration {  // this file's own names: tests build as unity chunks
+
 using namespace koord;
 using namespace koord::runtimeproxy;
 
@@ -93,3 +95,5 @@ TEST_CASE("a registration that cannot be written names the path", "[registration
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find(blocker) != std::string::npos);
 }
+
+}  // namespace test_runtimeproxy_registration

@@ -24,30 +24,30 @@ namespace {
 
 // The capture's pods the scene is derived from: a Burstable pod with a cpu
 // request and limit, and a BestEffort one (priority 0, one container each).
-const char* const kCapture = "kubelet/k8s-1.35/pods.json";
+const char* const kSuppressCapture = "kubelet/k8s-1.35/pods.json";
 const char* const kLsSource = "e2e-hpa-6cd8d99884-tggnr";
 const char* const kBeSource = "e2e-kube-state-metrics-75b885dc9-97mtr";
 
-struct PodIds {
+struct SuppressPodIds {
   std::string name;
   std::string uid;
   std::string containerId;  // 64 hex digits, as containerd's
 };
-const PodIds kLs{"suppress-ls-7d9f8c6b5-x2k4q", "5c0a1b2c-0e2e-4d15-8a11-000000000001",
+const SuppressPodIds kLs{"suppress-ls-7d9f8c6b5-x2k4q", "5c0a1b2c-0e2e-4d15-8a11-000000000001",
                  "15a1c0ffee" + std::string(54, '1')};
-const PodIds kBe{"suppress-be-6f7c9d8e4-p9m3z", "5c0a1b2c-0e2e-4d15-8a11-0000000000be",
+const SuppressPodIds kBe{"suppress-be-6f7c9d8e4-p9m3z", "5c0a1b2c-0e2e-4d15-8a11-0000000000be",
                  "be5eff0a7d" + std::string(54, 'b')};
 
 nlohmann::json& itemNamed(nlohmann::json& list, const std::string& name) {
   for (auto& item : list.at("items")) {
     if (item.at("metadata").at("name") == name) return item;
   }
-  throw std::runtime_error(std::string(kCapture) + " has no pod " + name);
+  throw std::runtime_error(std::string(kSuppressCapture) + " has no pod " + name);
 }
 
 // The capture's pod with our name, uid and container id (the cgroup directories
 // the kubelet would have made for it are named after those).
-nlohmann::json renamed(nlohmann::json pod, const PodIds& ids) {
+nlohmann::json renamed(nlohmann::json pod, const SuppressPodIds& ids) {
   auto& meta = pod.at("metadata");
   meta["name"] = ids.name;
   meta["generateName"] = ids.name.substr(0, ids.name.rfind('-') + 1);
@@ -59,7 +59,7 @@ nlohmann::json renamed(nlohmann::json pod, const PodIds& ids) {
 }
 
 std::string podList() {
-  auto text = readFile(fixturePath(kCapture));
+  auto text = readFile(fixturePath(kSuppressCapture));
   if (!text) throw std::runtime_error("fixture: " + text.error().message);
   nlohmann::json capture = nlohmann::json::parse(*text);
 

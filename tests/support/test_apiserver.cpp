@@ -1,4 +1,4 @@
-// TestApiServer's sockets: an acceptor and one Session per connection on the
+// TestApiServer's sockets: an acceptor and one ApiSession per connection on the
 // server's own io_context and thread. A session reads requests in turn (keep-alive),
 // answers each from the store under the shared mutex, and for a watch streams chunks
 // until timeoutSeconds, the client leaving, or restart(). Replies are written as raw
@@ -39,14 +39,16 @@
 #include "tests/support/test_session.h"
 
 namespace koord::test {
-namespace {
+// Named, not anonymous: the Impl below holds its types, and a unity build would refuse
+// a member of a type with internal linkage (-Wsubobject-linkage).
+namespace apiserver_impl {
 
 using namespace session;
 using nlohmann::json;
 using Fault = TestApiServer::Fault;
 
 // What the test thread and the io thread share; every field under mu.
-struct Shared {
+struct ApiShared {
   mutable std::mutex mu;
   apiserver::ObjectStore store;
   struct Rule {
@@ -136,8 +138,8 @@ class SessionBase {
 
 // One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
 template <typename Stream>
-class Session : public SessionBase, public BasicSession<Session<Stream>, Stream, Shared> {
-  using Base = BasicSession<Session<Stream>, Stream, Shared>;
+class ApiSession : public SessionBase, public BasicSession<ApiSession<Stream>, Stream, ApiShared> {
+  using Base = BasicSession<ApiSession<Stream>, Stream, ApiShared>;
   friend Base;
   using Base::buffer_;
   using Base::readRequest;
@@ -448,9 +450,11 @@ class Session : public SessionBase, public BasicSession<Session<Stream>, Stream,
   std::chrono::milliseconds bookmarkEvery_{0};
 };
 
-}  // namespace
+}  // namespace apiserver_impl
 
-struct TestApiServer::Impl : session::ServerLoop<Shared> {
+using namespace apiserver_impl;
+
+struct TestApiServer::Impl : session::ServerLoop<ApiShared> {
   // Runs f on the io thread and waits for it: the acceptor and the sessions are
   // only ever touched there.
   template <typename F>
@@ -474,7 +478,7 @@ struct TestApiServer::Impl : session::ServerLoop<Shared> {
     session::acceptEach(acceptor, [this](tcp::socket socket) {
       sessions.remove_if([](const std::weak_ptr<SessionBase>& s) { return s.expired(); });
       sessions.push_back(
-          session::startSession<Session, SessionBase>(tlsOrNull(), std::move(socket), shared));
+          session::startSession<ApiSession, SessionBase>(tlsOrNull(), std::move(socket), shared));
     });
   }
 

@@ -13,7 +13,9 @@
 #include <stdexcept>
 
 namespace koord::test {
-namespace {
+// Named, not anonymous: the Impl below holds its types, and a unity build would refuse
+// a member of a type with internal linkage (-Wsubobject-linkage).
+namespace certs_impl {
 
 struct OpenSslFree {
   void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
@@ -107,7 +109,9 @@ PemPair pems(const Identity& id) {
       })};
 }
 
-}  // namespace
+}  // namespace certs_impl
+
+using namespace certs_impl;
 
 struct TestCa::Impl {
   Identity ca;

@@ -1,4 +1,4 @@
-// TestHttpServer implementation: an acceptor and one Session per connection on the
+// TestHttpServer implementation: an acceptor and one HttpSession per connection on the
 // server's own io_context and thread. A session reads one request (Beast), asks the
 // handler for the reply, writes its pieces with the gap between them on a timer,
 // then closes or holds the connection until the peer leaves. Replies are raw bytes
@@ -25,11 +25,13 @@
 #include "tests/support/test_session.h"
 
 namespace koord::test {
-namespace {
+// Named, not anonymous: the Impl below holds its types, and a unity build would refuse
+// a member of a type with internal linkage (-Wsubobject-linkage).
+namespace http_server_impl {
 
 using namespace session;
 
-struct Shared {
+struct HttpShared {
   mutable std::mutex mu;
   TestHttpServer::Handler handler;
   std::vector<TestHttpServer::Request> requests;
@@ -44,8 +46,8 @@ std::string lower(std::string_view s) {
 }
 
 template <typename Stream>
-class Session : public BasicSession<Session<Stream>, Stream, Shared> {
-  using Base = BasicSession<Session<Stream>, Stream, Shared>;
+class HttpSession : public BasicSession<HttpSession<Stream>, Stream, HttpShared> {
+  using Base = BasicSession<HttpSession<Stream>, Stream, HttpShared>;
   friend Base;
   using Base::close;
   using Base::kTls;
@@ -132,7 +134,9 @@ class Session : public BasicSession<Session<Stream>, Stream, Shared> {
   std::array<char, 1024> sink_{};
 };
 
-}  // namespace
+}  // namespace http_server_impl
+
+using namespace http_server_impl;
 
 std::string TestHttpServer::Request::header(const std::string& name) const {
   auto it = headers.find(name);
@@ -168,7 +172,7 @@ std::string TestHttpServer::chunk(std::string_view data) {
   return out.str();
 }
 
-struct TestHttpServer::Impl : session::ServerLoop<Shared> {
+struct TestHttpServer::Impl : session::ServerLoop<HttpShared> {
   explicit Impl(Options opts) : options(opts) {}
 
   Options options;
@@ -195,7 +199,7 @@ TestHttpServer::TestHttpServer(Options options) : impl_(std::make_unique<Impl>(o
       if (ec) throw std::runtime_error("test http server: client CA: " + ec.message());
     }
   }
-  s.serve<Session>("127.0.0.1");
+  s.serve<HttpSession>("127.0.0.1");
 }
 
 TestHttpServer::~TestHttpServer() { impl_->stop(); }

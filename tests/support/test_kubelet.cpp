@@ -1,4 +1,4 @@
-// TestKubelet implementation: an acceptor and one Session per connection on the
+// TestKubelet implementation: an acceptor and one KubeletSession per connection on the
 // server's own io_context and thread. A session reads one request, answers it as the
 // current Behaviour says, and closes (the client under test opens a connection per
 // request). Replies are written as raw bytes rather than Beast messages, because most
@@ -29,7 +29,9 @@
 #include "tests/support/test_session.h"
 
 namespace koord::test {
-namespace {
+// Named, not anonymous: the Impl below holds its types, and a unity build would refuse
+// a member of a type with internal linkage (-Wsubobject-linkage).
+namespace kubelet_impl {
 
 using namespace session;
 using Behaviour = TestKubelet::Behaviour;
@@ -45,7 +47,7 @@ constexpr std::string_view kEmptyPodList =
 struct Settings {
   Behaviour behaviour = Behaviour::kServe;
   unsigned status = 200;
-  // Shared so a request takes a snapshot without copying a multi-MiB body.
+  // KubeletShared so a request takes a snapshot without copying a multi-MiB body.
   std::shared_ptr<const std::string> body = std::make_shared<std::string>(kEmptyPodList);
   std::chrono::milliseconds slowDelay{10'000};
   size_t hugeBytes = 256u << 20;
@@ -77,8 +79,8 @@ std::string head(unsigned status, std::string_view contentType, size_t contentLe
 
 // One connection. Stream is tcp::socket or ssl::stream<tcp::socket>.
 template <typename Stream>
-class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
-  using Base = BasicSession<Session<Stream>, Stream, SharedState>;
+class KubeletSession : public BasicSession<KubeletSession<Stream>, Stream, SharedState> {
+  using Base = BasicSession<KubeletSession<Stream>, Stream, SharedState>;
   friend Base;
   using Base::close;
   using Base::req_;
@@ -213,7 +215,9 @@ class Session : public BasicSession<Session<Stream>, Stream, SharedState> {
   bool reset_ = false;  // kReset: end with RST after the partial body
 };
 
-}  // namespace
+}  // namespace kubelet_impl
+
+using namespace kubelet_impl;
 
 struct TestKubelet::Impl : session::ServerLoop<SharedState> {
   explicit Impl(Options opts) : options(std::move(opts)) {}
@@ -263,7 +267,7 @@ TestKubelet::TestKubelet(Options options) : impl_(std::make_unique<Impl>(std::mo
 
     s.useTls(server, "test kubelet");
   }
-  s.serve<Session>(s.options.address);
+  s.serve<KubeletSession>(s.options.address);
 }
 
 TestKubelet::~TestKubelet() { impl_->stop(); }
@@ -280,7 +284,7 @@ void TestKubelet::start() {
     if (impl_->acceptor.is_open()) return;
     session::listen(impl_->acceptor, impl_->options.address, impl_->port);
     session::acceptEach(impl_->acceptor, [this](tcp::socket socket) {
-      session::startSession<Session>(impl_->tlsOrNull(), std::move(socket), impl_->shared);
+      session::startSession<KubeletSession>(impl_->tlsOrNull(), std::move(socket), impl_->shared);
     });
   });
 }
