@@ -1,4 +1,4 @@
-// docs_gen: README's generated reference sections. The text between
+// docs_gen: docs/reference.md's generated sections. The text between
 //   <!-- BEGIN GENERATED: <name> ... -->   and   <!-- END GENERATED: <name> -->
 // is owned by koordlet-docs (`make docs` rewrites it, the docs-in-sync test checks
 // it); everything outside the markers is left byte for byte. This module holds the

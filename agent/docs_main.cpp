@@ -1,4 +1,4 @@
-// koordlet-docs: README's flag and metric reference, generated from the code.
+// koordlet-docs: docs/reference.md's flag and metric reference, generated from the code.
 //   koordlet-docs flags            the flags block's markdown
 //   koordlet-docs metrics          the metrics block's markdown
 //   koordlet-docs update FILE      rewrites both blocks of FILE in place (make docs)
@@ -18,7 +18,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: koordlet-docs flags | metrics | update README.md | check README.md\n";
+    "usage: koordlet-docs flags | metrics | update docs/reference.md | check docs/reference.md\n";
 
 struct Block {
   const char* name;

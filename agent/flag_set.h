@@ -44,7 +44,7 @@ Result<std::vector<std::string>> parseCommaList(std::string_view text);
 // Go's FormatFloat(f, 'g', -1, 64): the shortest text that reads back the same.
 std::string formatGoFloat(double value);
 
-// One registered flag as documentation sees it (README's flag reference).
+// One registered flag as documentation sees it (docs/reference.md's flag table).
 struct FlagInfo {
   std::string name;         // without dashes
   std::string typeName;     // "bool" for booleans (usage() shows none, as Go's does)

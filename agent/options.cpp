@@ -592,7 +592,7 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
   fs.boolVar(&o.memoryQosV1SoftLimit, "memory-qos-v1-soft-limit",
              "On cgroup v1 kernels without memory.min/low (vanilla), give BE pods "
              "memory.soft_limit_in_bytes = their memory.low target, so global reclaim takes "
-             "BE memory first. A hint to kswapd, not a guarantee: see README.");
+             "BE memory first. A hint to kswapd, not a guarantee: see docs/memory-qos-resctrl.md.");
   fs.boolVar(&o.resctrlMount, "resctrl-mount",
              "Mount resctrl at <sys-fs-root-dir>/resctrl when RDT is present but not mounted.");
   fs.stringVar(&o.resctrlStateFile, "resctrl-state-file",

@@ -190,7 +190,7 @@ std::string versionLine(std::string_view release, std::string_view commit);
 // The --help text: every flag with its type, default and meaning.
 std::string usageText();
 
-// One flag as README's reference shows it, in both deployment modes.
+// One flag as docs/reference.md shows it, in both deployment modes.
 struct FlagDoc {
   std::string name;             // without dashes
   std::string alias;            // another spelling ("h" for "help"), or ""

@@ -1,5 +1,5 @@
 // markdown: escaping text for one cell of a GitHub-flavoured markdown table, for
-// the reference tables README carries (flags, metrics).
+// the reference tables docs/reference.md carries (flags, metrics).
 #pragma once
 
 #include <string>

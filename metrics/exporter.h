@@ -278,7 +278,7 @@ class Exporter {
   // metric reference and the tests; a scrape does not build it.
   std::vector<prometheus::MetricFamily> collect() const;
   // Every family registered, in registration order. The registry cannot list a
-  // family with no series, so README's metric reference starts from this list.
+  // family with no series, so docs/reference.md's metric table starts from this list.
   const std::vector<std::string>& familyNames() const { return families_; }
 
  private:

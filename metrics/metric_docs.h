@@ -1,4 +1,4 @@
-// metric_docs: README's metric reference, generated from a live Exporter so it
+// metric_docs: docs/reference.md's metric table, generated from a live Exporter so it
 // cannot drift from what /metrics serves. An Exporter is built and every record*
 // method fed a representative input (driveExporter), the registry collected, and
 // each family described by its name, type, help and the union of its series' label

@@ -1,6 +1,6 @@
 // metric_origin: which of our metric families keep koordlet's name, labels and
 // meaning (reference koordlet.md §6), so dashboards and alerts written for koordlet
-// work unchanged. The one list of them: README's metric reference takes its origin
+// work unchanged. The one list of them: docs/reference.md's metric table takes its origin
 // column from it, and the promtool lint of the exposition lets these names keep
 // koordlet's spelling (`_milliseconds`, `_us`) where the naming lint disagrees.
 // Header-only so the test support code can use it without linking the exporter.

@@ -16,7 +16,7 @@
 //   host applications (their own cgroup, as the NodeSLO names it): by their qos as
 //        the pod labels; other qos 0.
 // Every reconcile interval and on pod-list changes, as koordlet's reconciler; the
-// executor drops writes equal to the file. Not done (noted in the README): cgroups on
+// executor drops writes equal to the file. Not done (noted in docs/colocation.md): cgroups on
 // disk that no listed pod owns ("dangling" pod dirs koordlet also resets), and the
 // hook paths' pod-sandbox write (the reconciler writes a new pod within a round).
 //

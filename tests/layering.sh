@@ -1,5 +1,5 @@
 #!/bin/bash
-# The layout's rules, checked on the source tree (README "Layout"):
+# The layout's rules, checked on the source tree (docs/layout.md):
 #   base <- kube <- cgroupfs, resctrl, gpu <- metrics <- qos, prediction <- nri, runtimeproxy <- agent
 # 1. a source file includes headers of its own folder and of folders below it only
 #    (cgroupfs, resctrl and gpu, qos and prediction, nri and runtimeproxy are side by side: neither
