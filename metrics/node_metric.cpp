@@ -24,13 +24,6 @@ constexpr const char* kPolicyPath = "spec.metricCollectPolicy";
 // every time computation downstream (koordlet's time.Duration overflows silently).
 constexpr int64_t kMaxSpecSeconds = std::numeric_limits<int64_t>::max() / 1'000'000'000;
 
-// The member, or nullptr when absent or null (both mean "use the default").
-const json* member(const json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
 struct Parser {
   std::string prefix;  // "NodeMetric <name>: "
 
@@ -44,7 +37,7 @@ struct Parser {
   // An integer in int64 range, raised to `minimum` with a note.
   Status seconds(const json& policy, const char* key, int64_t minimum, std::chrono::seconds& out,
                  std::vector<std::string>& notes) const {
-    const json* v = member(policy, key);
+    const json* v = jsonMember(policy, key);
     if (v == nullptr) return Ok{};
     const std::string field = std::string(kPolicyPath) + "." + key;
     // Go's json into *int64 refuses 60.0 as well as 60.5 and "60".
@@ -69,11 +62,11 @@ struct Parser {
   }
 
   Status durations(const json& policy, std::vector<std::chrono::nanoseconds>& out) const {
-    const json* agg = member(policy, "nodeAggregatePolicy");
+    const json* agg = jsonMember(policy, "nodeAggregatePolicy");
     if (agg == nullptr) return Ok{};
     const std::string aggField = std::string(kPolicyPath) + ".nodeAggregatePolicy";
     if (!agg->is_object()) return wrongType(aggField, "an object", *agg);
-    const json* list = member(*agg, "durations");
+    const json* list = jsonMember(*agg, "durations");
     if (list == nullptr) return Ok{};
     const std::string listField = aggField + ".durations";
     if (!list->is_array()) return wrongType(listField, "an array", *list);
@@ -95,7 +88,7 @@ struct Parser {
 
   Status memoryPolicy(const json& policy, NodeMemoryPolicy& out,
                       std::vector<std::string>& notes) const {
-    const json* v = member(policy, "nodeMemoryCollectPolicy");
+    const json* v = jsonMember(policy, "nodeMemoryCollectPolicy");
     if (v == nullptr) return Ok{};
     const std::string field = std::string(kPolicyPath) + ".nodeMemoryCollectPolicy";
     if (!v->is_string()) return wrongType(field, "a string", *v);
@@ -124,16 +117,17 @@ Result<NodeMetricSpec> parseNodeMetricSpec(const json& object) {
     return makeError(std::string("NodeMetric: expected an object, got ") + jsonTypeName(object));
   }
   std::string name = "(unnamed)";
-  if (const json* meta = member(object, "metadata"); meta && meta->is_object()) {
-    if (const json* n = member(*meta, "name"); n && n->is_string()) name = n->get<std::string>();
+  if (const json* meta = jsonMember(object, "metadata"); meta && meta->is_object()) {
+    if (const json* n = jsonMember(*meta, "name"); n && n->is_string())
+      name = n->get<std::string>();
   }
   const Parser p{"NodeMetric " + name + ": "};
 
   NodeMetricSpec spec;
-  const json* s = member(object, "spec");
+  const json* s = jsonMember(object, "spec");
   if (s == nullptr) return spec;
   if (!s->is_object()) return p.wrongType("spec", "an object", *s);
-  const json* policy = member(*s, "metricCollectPolicy");
+  const json* policy = jsonMember(*s, "metricCollectPolicy");
   if (policy == nullptr) return spec;
   if (!policy->is_object()) return p.wrongType(kPolicyPath, "an object", *policy);
 
