@@ -104,7 +104,7 @@ int64_t windowSeconds(const ResourceThresholdStrategy& c, int64_t intervalSecond
 }
 
 std::vector<EvictVictim> beCpuVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
-                                   std::vector<std::string>& errors) {
+                                      std::vector<std::string>& errors) {
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
     if (view.pod == nullptr || view.pod->koordQos != KoordQos::kBE) continue;

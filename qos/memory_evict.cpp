@@ -14,8 +14,8 @@ namespace {
 std::string checkConfig(const ResourceThresholdStrategy& c, bool needsPriority, int64_t& lower) {
   int64_t threshold = c.memoryEvictThresholdPercent;
   if (threshold < 0) {
-    return std::string(kThresholdsField) + "memoryEvictThresholdPercent: " + std::to_string(threshold) +
-           " must be >= 0";
+    return std::string(kThresholdsField) +
+           "memoryEvictThresholdPercent: " + std::to_string(threshold) + " must be >= 0";
   }
   lower =
       c.memoryEvictLowerPercent.value_or(threshold - MemoryEvictStrategy::kReleaseBufferPercent);
@@ -24,13 +24,14 @@ std::string checkConfig(const ResourceThresholdStrategy& c, bool needsPriority, 
            " must be below memoryEvictThresholdPercent " + std::to_string(threshold);
   }
   if (needsPriority && !c.evictEnabledPriorityThreshold) {
-    return std::string(kThresholdsField) + "evictEnabledPriorityThreshold: not set (MemoryEvict needs it)";
+    return std::string(kThresholdsField) +
+           "evictEnabledPriorityThreshold: not set (MemoryEvict needs it)";
   }
   return "";
 }
 
 std::vector<EvictVictim> beMemoryVictims(const QosSnapshot& snap, std::chrono::nanoseconds maxAge,
-                                   std::vector<std::string>& errors) {
+                                         std::vector<std::string>& errors) {
   std::vector<EvictVictim> out;
   for (const PodView& view : snap.pods) {
     // The raw label only: a pod defaulted to BE by its kube class is not one.

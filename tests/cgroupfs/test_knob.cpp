@@ -266,8 +266,7 @@ TEST_CASE("the Alinux memory knobs, oom.group and the v1 soft limit carry their 
   CHECK_FALSE(soft.hierarchical);
 }
 
-TEST_CASE("the new memory knobs check their ranges, a negative wmark_min_adj included",
-          "[knob]") {
+TEST_CASE("the new memory knobs check their ranges, a negative wmark_min_adj included", "[knob]") {
   CHECK(checkKnobRange(Knob::kMemoryWmarkMinAdj, KnobValue::of(-25)).ok());
   CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkMinAdj, KnobValue::of(-40)).ok());
   CHECK_FALSE(checkKnobRange(Knob::kMemoryWmarkMinAdj, KnobValue::of(80)).ok());

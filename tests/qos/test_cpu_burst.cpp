@@ -302,9 +302,8 @@ TEST_CASE("an unlabelled pod bursts whatever its kube QoS, since the raw label d
   w.addPod("guaranteed", {{1000, 1000}}, KoordQos::kNone);
   w.pods.back().kubeQos = KubeQos::kGuaranteed;
   CpuBurst burst(1);
-  CHECK(show(w.run(burst), Knob::kCpuBurst) ==
-        Strings{"kubepods/burstable/podguaranteed/c0=100000",
-                "kubepods/burstable/podguaranteed=100000"});
+  CHECK(show(w.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podguaranteed/c0=100000",
+                                                       "kubepods/burstable/podguaranteed=100000"});
 }
 
 TEST_CASE("pending pods are bursted, succeeded and failed ones are not", "[cpu_burst]") {
@@ -314,8 +313,8 @@ TEST_CASE("pending pods are bursted, succeeded and failed ones are not", "[cpu_b
   w.addPod("done", {{1000, 1000}}, KoordQos::kLS, "Succeeded");
   w.addPod("failed", {{1000, 1000}}, KoordQos::kLS, "Failed");
   CpuBurst burst(1);
-  CHECK(show(w.run(burst), Knob::kCpuBurst) == Strings{"kubepods/burstable/podpending/c0=100000",
-                                                       "kubepods/burstable/podpending=100000"});
+  CHECK(show(w.run(burst), Knob::kCpuBurst) ==
+        Strings{"kubepods/burstable/podpending/c0=100000", "kubepods/burstable/podpending=100000"});
 }
 
 TEST_CASE("koordlet's default 1000 percent bursts exactly up to the quota, never above it",

@@ -62,8 +62,7 @@ class Tree {
  public:
   Tree()
       : version_(isV2() ? CgroupVersion::kV2 : CgroupVersion::kV1),
-        layout_(version_, CgroupDriver::kCgroupfs,
-                "koordlet-burst-" + std::to_string(::getpid())) {
+        layout_(version_, CgroupDriver::kCgroupfs, "koordlet-burst-" + std::to_string(::getpid())) {
     if (version_ == CgroupVersion::kV2) {
       REQUIRE(test::rawWrite(kRoot + "/cgroup.subtree_control", "+cpu") == 0);
     }

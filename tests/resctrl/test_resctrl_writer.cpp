@@ -65,9 +65,9 @@ struct Host {
     auto info = readResctrlInfo(paths);
     REQUIRE(info.ok());
     ResctrlPlan p;
-    for (const auto& [group, share] : {std::pair{kGroupLSR, config.lsr.resctrl},
-                                       std::pair{kGroupLS, config.ls.resctrl},
-                                       std::pair{kGroupBE, config.be.resctrl}}) {
+    for (const auto& [group, share] :
+         {std::pair{kGroupLSR, config.lsr.resctrl}, std::pair{kGroupLS, config.ls.resctrl},
+          std::pair{kGroupBE, config.be.resctrl}}) {
       auto lines = groupSchemata(*info, vendor, share);
       REQUIRE(lines.ok());
       p.groups.push_back(GroupPlan{group, *lines, true, {}});

@@ -34,9 +34,9 @@ struct SuppressPodIds {
   std::string containerId;  // 64 hex digits, as containerd's
 };
 const SuppressPodIds kLs{"suppress-ls-7d9f8c6b5-x2k4q", "5c0a1b2c-0e2e-4d15-8a11-000000000001",
-                 "15a1c0ffee" + std::string(54, '1')};
+                         "15a1c0ffee" + std::string(54, '1')};
 const SuppressPodIds kBe{"suppress-be-6f7c9d8e4-p9m3z", "5c0a1b2c-0e2e-4d15-8a11-0000000000be",
-                 "be5eff0a7d" + std::string(54, 'b')};
+                         "be5eff0a7d" + std::string(54, 'b')};
 
 nlohmann::json& itemNamed(nlohmann::json& list, const std::string& name) {
   for (auto& item : list.at("items")) {
