@@ -98,7 +98,7 @@ if [ -z "$n_copy" ] || [ "$n_copy" -gt "$n_run" ]; then
 fi
 grep -q '^COPY \. \.$' "$BUILD_STAGE" || fail "build stage does not copy the repo (COPY . .)"
 build_run=$(grep '^RUN ' "$BUILD_STAGE" | grep 'meson setup') || fail "build stage has no meson setup"
-for part in 'meson setup build' '--buildtype=release' 'ninja -C build agent/koordlet' \
+for part in 'meson setup build' '--buildtype=release' '-Doptimization=2' 'ninja -C build agent/koordlet' \
   'strip --strip-unneeded build/agent/koordlet'; do
   grep -qF -- "$part" <<<"$build_run" || fail "build stage's RUN lacks '$part'"
 done
