@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
+
 namespace koord::nri {
 namespace {
 
@@ -113,6 +115,8 @@ Result<api::CreateContainerResponse> NriHooks::createContainer(
     kv->set_key(key);
     kv->set_value(value);
   }
+  KLOG_V(4) << "NRI CreateContainer " << req.pod().namespace_() << "/" << req.pod().name() << " "
+            << req.container().name() << ": adjust {" << resp.adjust().ShortDebugString() << "}";
   return resp;
 }
 

@@ -1,9 +1,11 @@
 #include "tests/support/cgroup_v1_tree.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 #include "tests/support/agent_process.h"
 
@@ -90,6 +93,14 @@ CgroupV1Tree::~CgroupV1Tree() { removeAll(); }
 void CgroupV1Tree::removeAll() {
   for (const std::string& top : created_) removeTree(top);
   created_.clear();
+  // A runtime in the tree (runc under containerd) makes the pods' directories in every
+  // hierarchy (devices, freezer, pids, blkio, name=systemd...), not only in ours.
+  if (prefix_.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(kRoot, ec)) {
+    const fs::path top = entry.path() / prefix_;
+    if (!entry.is_symlink(ec) && fs::is_directory(top, ec)) removeTree(top.string());
+  }
 }
 
 void CgroupV1Tree::removeTree(const std::string& top) {
@@ -114,9 +125,10 @@ void CgroupV1Tree::removeTree(const std::string& top) {
 
 void CgroupV1Tree::removeLeftovers(const std::string& tag) {
   const std::string start = "koordlet-" + tag + "-";
-  for (const std::string& c : controllers()) {
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(fs::path(kRoot) / c, ec)) {
+  std::error_code ec;
+  for (const auto& hierarchy : fs::directory_iterator(kRoot, ec)) {  // every one: see removeAll
+    if (hierarchy.is_symlink(ec) || !hierarchy.is_directory(ec)) continue;
+    for (const auto& entry : fs::directory_iterator(hierarchy.path(), ec)) {
       const std::string name = entry.path().filename().string();
       if (!name.starts_with(start)) continue;
       const std::string pid =
@@ -167,6 +179,24 @@ std::string CgroupV1Tree::kernelPath(const std::string& controller, const std::s
 void CgroupV1Tree::attach(pid_t pid, const std::string& dir) const {
   for (const std::string& c : controllers()) {
     mustWrite(kernelPath(c, dir, "cgroup.procs"), std::to_string(pid));
+  }
+}
+
+size_t CgroupV1Tree::killAll(int limitMs) const {
+  const fs::path top = fs::path(kRoot) / "cpu" / prefix_;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limitMs);
+  for (;;) {
+    std::vector<std::string> pids;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(top, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().filename() != "cgroup.procs") continue;
+      std::istringstream procs(readTextFile(it->path().string()));
+      for (std::string pid; procs >> pid;) pids.push_back(pid);
+    }
+    if (pids.empty() || std::chrono::steady_clock::now() >= deadline) return pids.size();
+    for (const std::string& pid : pids) ::kill(std::stoi(pid), SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 

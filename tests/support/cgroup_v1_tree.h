@@ -62,6 +62,10 @@ class CgroupV1Tree {
   // Moves process `pid` into `dir` in every controller.
   void attach(pid_t pid, const std::string& dir) const;
 
+  // SIGKILLs every process in the tree (a runtime, its shims and their containers)
+  // until none is left or `limitMs` passes; returns how many were still there then.
+  size_t killAll(int limitMs = 5000) const;
+
  private:
   void removeAll();
   // Removes `top` and everything under it, deepest first, tasks moved up.

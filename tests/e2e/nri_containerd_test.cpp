@@ -1,0 +1,333 @@
+// The NRI plugin in the real koordlet binary against a real containerd (Debian's
+// package, tests/runtime/fetch-runtime.sh: 1.7 from trixie on this cgroup v1 host) and
+// Debian bookworm's runc: pods and containers made through CRI as the kubelet makes them
+// (tests/support/cri_client.h), on this machine's real cgroup v1 kernel, the pods'
+// cgroups in a private subtree (tests/support/containerd_node.h).
+//
+// What only the real runtime can show: that containerd takes the plugin (registration,
+// its event mask, its timeouts), that the adjustment the agent answers CreateContainer
+// with reaches runc and the kernel before the container's first instruction (the
+// container prints its own cgroup files as it starts), that a container made while
+// no plugin is there gets the kubelet's values (the check can fail), and that a
+// containerd restart is met by one new connection, not two.
+//
+// The pods are the Koordinator docs' BE pod (kubernetes.io/batch-cpu 1k, batch-memory
+// 64Mi) as the kubelet lists it; the kubelet stand-in serves that list.
+// Real time: every wait is a poll with a deadline for a loaded 2-core machine.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/agent_process.h"
+#include "tests/support/cgroup_v1_tree.h"
+#include "tests/support/containerd_node.h"
+#include "tests/support/cri_client.h"
+#include "tests/support/http_get.h"
+#include "tests/support/poll.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_tree.h"
+#include "tests/support/test_kubelet.h"
+
+namespace test_e2e_nri_containerd {
+
+using koord::test::AgentProcess;
+using koord::test::CgroupV1Tree;
+using koord::test::ContainerdNode;
+using koord::test::CriClient;
+using koord::test::TempTree;
+using koord::test::TestKubelet;
+using koord::test::waitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr auto kLimit = 30s;
+const std::string kNode = "e2e-nri-containerd-node";
+// What the container prints the moment it starts: its own cgroup files (runc bind-mounts
+// the container's cgroup directories at /sys/fs/cgroup/<controller> on v1).
+const std::vector<std::string> kShowCgroup = {
+    "/bin/sh", "-c",
+    "echo shares=$(cat /sys/fs/cgroup/cpu/cpu.shares) "
+    "quota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) "
+    "memory=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes); exec sleep 2147483647"};
+
+// batch-cpu 1k: shares 1024 and 100 ms a 100 ms period; batch-memory 64Mi.
+const std::string kBatchValues = "shares=1024 quota=100000 memory=67108864";
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// What Koordinator's webhook writes on a BE pod with batch resources (koordlet.md §2.3):
+// the per-container batch requests and limits. The kubelet passes the pod's
+// annotations to the runtime, so a plugin sees them in the sandbox before the agent's
+// next kubelet poll knows the pod.
+const std::string kExtendedResourceSpec =
+    R"({"containers":{"stress":{"requests":{"kubernetes.io/batch-cpu":"1k",)"
+    R"("kubernetes.io/batch-memory":"64Mi"},"limits":{"kubernetes.io/batch-cpu":"1k",)"
+    R"("kubernetes.io/batch-memory":"64Mi"}}}})";
+const std::map<std::string, std::string> kBeLabels = {{"koordinator.sh/qosClass", "BE"}};
+const std::map<std::string, std::string> kBeAnnotations = {
+    {"node.koordinator.sh/extended-resource-spec", kExtendedResourceSpec}};
+
+// A BestEffort pod with Koordinator's batch resources, as the kubelet lists it (its
+// container's ID once the runtime has one).
+json bePod(const std::string& name, const std::string& uid, const std::string& containerId) {
+  json status = {{"name", "stress"}, {"ready", false}, {"restartCount", 0}};
+  if (!containerId.empty()) status["containerID"] = "containerd://" + containerId;
+  const json batch = {{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "64Mi"}};
+  return {{"metadata",
+           {{"name", name},
+            {"namespace", "default"},
+            {"uid", uid},
+            {"labels", kBeLabels},
+            {"annotations", kBeAnnotations}}},
+          {"spec",
+           {{"priorityClassName", "koord-batch"},
+            {"priority", 5000},
+            {"containers",
+             {{{"name", "stress"},
+               {"image", ContainerdNode::kImage},
+               {"resources", {{"limits", batch}, {"requests", batch}}}}}}}},
+          {"status",
+           {{"phase", "Running"}, {"qosClass", "BestEffort"}, {"containerStatuses", {status}}}}};
+}
+
+// One pod made through CRI: the sandbox, then one container printing its cgroup files.
+struct CriPod {
+  std::string name, uid, sandboxId, containerId, logPath;
+  runtime::v1::PodSandboxConfig sandbox;
+};
+
+CriPod runBePod(CriClient& cri, const CgroupV1Tree& tree, const TempTree& tmp,
+                const std::string& name, const std::string& uid) {
+  CriPod p;
+  p.name = name;
+  p.uid = uid;
+  const std::string logDir = tmp.path("pods/default_" + name + "_" + uid);
+  std::filesystem::create_directories(logDir);
+  // The kubelet's cgroupfs driver: /kubepods/besteffort/pod<uid> under the node's root,
+  // here under the private tree.
+  p.sandbox = koord::test::kubeletSandbox(
+      name, "default", uid, "/" + tree.prefix() + "/kubepods/besteffort/pod" + uid, logDir,
+      kBeLabels, kBeAnnotations);
+  p.sandboxId = cri.runPodSandbox(p.sandbox);
+  // What the kubelet asks for a BestEffort container: cpu.shares 2, no quota, no limit.
+  runtime::v1::LinuxContainerResources kubelet;
+  kubelet.set_cpu_period(100000);
+  kubelet.set_cpu_shares(2);
+  kubelet.set_oom_score_adj(1000);
+  p.containerId = cri.createContainer(
+      p.sandboxId,
+      koord::test::kubeletContainer("stress", ContainerdNode::kImage, kShowCgroup, p.sandbox,
+                                    kubelet),
+      p.sandbox);
+  cri.startContainer(p.containerId);
+  p.logPath = logDir + "/stress/0.log";
+  return p;
+}
+
+void removePod(CriClient& cri, const CriPod& p) {
+  cri.stopContainer(p.containerId, 0);
+  cri.removeContainer(p.containerId);
+  cri.stopPodSandbox(p.sandboxId);
+  cri.removePodSandbox(p.sandboxId);
+}
+
+// The line the container printed at its start, from its CRI log ("<time> stdout F <line>").
+std::string printedCgroup(const CriPod& p) {
+  std::istringstream in(koord::test::readTextFile(p.logPath));
+  for (std::string line; std::getline(in, line);) {
+    const auto at = line.find(" stdout F ");
+    if (at != std::string::npos) return line.substr(at + 10);
+  }
+  return "";
+}
+
+std::string waitPrinted(const CriPod& p) {
+  std::string got;
+  waitFor(kLimit, [&]() -> std::string {
+    got = printedCgroup(p);
+    return got.empty() ? "nothing printed yet" : "";
+  });
+  return got;
+}
+
+std::string readyz(uint16_t port) {
+  auto r = koord::test::httpGet(port, "/readyz");
+  return r ? r->body : "no reply";
+}
+
+// "N connects, M disconnects" of /readyz's nri line.
+std::string nriLine(uint16_t port) {
+  const std::string body = readyz(port);
+  const auto at = body.find("nri: ");
+  return at == std::string::npos ? body : body.substr(at, body.find('\n', at) - at);
+}
+
+// The agent's runtime-hook and NRI series, for a failure's message.
+std::string hookSeries(uint16_t port) {
+  auto r = koord::test::httpGet(port, "/metrics");
+  if (!r) return "no /metrics";
+  std::istringstream in(r->body);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line[0] != '#' && (line.find("runtime_hook") != std::string::npos ||
+                           line.find("koordlet_nri") != std::string::npos)) {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace test_e2e_nri_containerd
+
+using namespace test_e2e_nri_containerd;
+
+TEST_CASE(
+    "real containerd takes the agent as its NRI plugin: a BE pod's container starts with the "
+    "agent's batch values where one made without the plugin starts with the kubelet's, and a "
+    "containerd restart is met by one new connection",
+    "[e2e][nri][containerd]") {
+  if (std::string why = CgroupV1Tree::unavailableReason(); !why.empty()) {
+    KOORDLET_SKIP("runc makes the pods' cgroups on the real cgroup v1 kernel: " << why);
+  }
+  const std::string runtimeRoot = env("KOORDLET_CONTAINERD_ROOT");
+  const std::string runc = env("KOORDLET_RUNC");
+  const std::string image = env("KOORDLET_TEST_IMAGE");
+  if (runtimeRoot.empty() || runc.empty() || image.empty()) {
+    FAIL("KOORDLET_CONTAINERD_ROOT, KOORDLET_RUNC and KOORDLET_TEST_IMAGE are not set "
+         "(tests/runtime/nri_containerd.sh sets them)");
+  }
+  if (std::string why = ContainerdNode::unavailableReason(runtimeRoot, runc); !why.empty()) {
+    KOORDLET_SKIP(why);
+  }
+  const std::string bin = env("KOORDLET_BIN");
+  REQUIRE(!bin.empty());
+
+  TempTree tmp;
+  CgroupV1Tree tree("nri-containerd", tmp.path("cgroup"));
+  tree.mkdirs("kubepods/besteffort");
+  tree.mkdirs("kubepods/burstable");
+  ContainerdNode node({runtimeRoot, runc, image, tmp.path("containerd"), &tree});
+  CriClient cri(node.criSocket());
+  const auto v = cri.version();
+  WARN("runtime: " << v.runtime_name() << " " << v.runtime_version() << " (CRI "
+                   << v.runtime_api_version() << "); " << node.version());
+  auto fail = [&](const std::string& what, AgentProcess* agent) {
+    FAIL(what << "\n--- containerd log (tail) ---\n"
+              << node.log().substr(node.log().size() > 6000 ? node.log().size() - 6000 : 0)
+              << (agent ? "\n--- agent log ---\n" + agent->log() : std::string()));
+  };
+
+  const std::string controlUid = "6f0c9d1e-2b3a-4c5d-8e7f-90a1b2c3d4e5";
+  const std::string beUid = "7a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d";
+  TestKubelet kubelet;
+  auto list = [&](const std::vector<json>& pods) {
+    kubelet.setBody(json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", pods}}.dump());
+  };
+
+  // 1. Without the plugin, containerd starts the container with what the kubelet asked.
+  CriPod control;
+  try {
+    control = runBePod(cri, tree, tmp, "be-control", controlUid);
+  } catch (const std::exception& e) {
+    fail(e.what(), nullptr);
+  }
+  const std::string kubeletValues = waitPrinted(control);
+  CHECK(kubeletValues == "shares=2 quota=-1 memory=9223372036854771712");
+
+  // 2. The agent connects to containerd's NRI socket.
+  list({bePod("be-control", controlUid, control.containerId), bePod("be-demo", beUid, "")});
+  AgentProcess agent(
+      bin,
+      {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + tree.linkDir(), "--proc-root-dir=/proc/",
+       "--var-run-root-dir=" + tmp.path("containerd"), "--runtime-hooks-nri-socket-path=nri/nri.sock",
+       "--runtime-hooks-nri-backoff-duration=100ms", "--runtime-hooks-nri-backoff-cap=400ms",
+       "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
+       "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+       "--kubelet-sync-interval=1s", "--collect-res-used-interval=500ms",
+       "--reconcile-interval-seconds=1", "--runtime-hooks-reconcile-interval=1s",
+       "--cpu-suppress-interval-seconds=0", "--audit-log-dir=" + tmp.path("audit"), "--v=4"},
+      tmp.path("agent.log"), kNode);
+  const auto port = agent.waitForServingPort(kLimit);
+  if (!port) fail("the agent did not start serving", &agent);
+  std::string why = waitFor(kLimit, [&]() -> std::string {
+    const std::string nri = nriLine(*port);
+    return nri.rfind("nri: connected to containerd", 0) == 0 ? "" : nri;
+  });
+  if (!why.empty()) fail("the agent never registered with containerd: " + why, &agent);
+  INFO(nriLine(*port));
+
+  // 3. A BE pod made now: its container's first instruction sees the agent's values,
+  // which only the CreateContainer adjustment can have put there (the kubelet stand-in
+  // lists no container ID for it yet, so the reconciler cannot know its cgroup).
+  CriPod be;
+  try {
+    be = runBePod(cri, tree, tmp, "be-demo", beUid);
+  } catch (const std::exception& e) {
+    fail(e.what(), &agent);
+  }
+  const std::string agentValues = waitPrinted(be);
+  if (agentValues != kBatchValues) {
+    fail("the BE container started with " + agentValues + ", not " + kBatchValues + "\n" +
+             hookSeries(*port),
+         &agent);
+  }
+
+  // 4. The reconciler brings the control pod's running container to the same values.
+  list({bePod("be-control", controlUid, control.containerId),
+        bePod("be-demo", beUid, be.containerId)});
+  const std::string controlDir =
+      "kubepods/besteffort/pod" + controlUid + "/" + control.containerId;
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string shares =
+        koord::test::readTextFile(tree.kernelPath("cpu", controlDir, "cpu.shares"));
+    return shares == "1024\n" ? "" : "cpu.shares " + shares;
+  });
+  if (!why.empty()) fail("the reconciler did not repair the control container: " + why, &agent);
+
+  // 5. containerd restarts (a node upgrade): the agent connects again, once.
+  node.stop();
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string nri = nriLine(*port);
+    return nri.find("1 disconnects") != std::string::npos ? "" : nri;
+  });
+  if (!why.empty()) fail("the agent did not see containerd go: " + why, &agent);
+  node.start();
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string nri = nriLine(*port);
+    return nri.rfind("nri: connected to containerd", 0) == 0 &&
+                   nri.find("2 connects, 1 disconnects") != std::string::npos
+               ? ""
+               : nri;
+  });
+  if (!why.empty()) fail("no single reconnect after containerd's restart: " + why, &agent);
+  std::this_thread::sleep_for(3s);  // several back-off periods: still one connection
+  CHECK(nriLine(*port).find("2 connects, 1 disconnects") != std::string::npos);
+  CriClient cri2(node.criSocket());
+  const std::string after = "8b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e";
+  list({bePod("be-control", controlUid, control.containerId),
+        bePod("be-demo", beUid, be.containerId), bePod("be-after", after, "")});
+  CriPod later;
+  try {
+    later = runBePod(cri2, tree, tmp, "be-after", after);
+  } catch (const std::exception& e) {
+    fail(e.what(), &agent);
+  }
+  const std::string laterValues = waitPrinted(later);
+  if (laterValues != kBatchValues) {
+    fail("after the restart a BE container started with " + laterValues, &agent);
+  }
+
+  for (const CriPod* p : {&control, &be, &later}) removePod(cri2, *p);
+  CHECK(agent.terminate(10s) == 0);
+}
