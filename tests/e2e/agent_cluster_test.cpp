@@ -45,6 +45,8 @@
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_cluster {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::CgroupFile;
@@ -437,3 +439,5 @@ TEST_CASE("on the secure port the agent reaches the kubelet at the Node's addres
   if (!why.empty()) FAIL(why << "\n--- agent log ---\n" << agent.log());
   CHECK(agent.log().find("kubelet endpoint from Node " + kNode) != std::string::npos);
 }
+
+}  // namespace test_e2e_agent_cluster

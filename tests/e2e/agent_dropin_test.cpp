@@ -28,6 +28,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_dropin {  // this file's own names: one e2e binary, unity chunks
+
 using koord::test::AgentProcess;
 using koord::test::httpGet;
 using koord::test::Scrape;
@@ -181,3 +183,5 @@ TEST_CASE(
     CHECK(agent.log().find("serving certificate is not verified") == std::string::npos);
   }
 }
+
+}  // namespace test_e2e_agent_dropin

@@ -39,6 +39,8 @@
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_gpu {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -270,3 +272,5 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
         "the GPU process in a pod's cgroup (step 2b) was not checked: " << treeUnavailable);
   }
 }
+
+}  // namespace test_e2e_agent_gpu

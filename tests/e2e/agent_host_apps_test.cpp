@@ -38,6 +38,8 @@
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_host_apps {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -185,3 +187,5 @@ TEST_CASE(
   REQUIRE(exit);
   CHECK(WEXITSTATUS(*exit) == 0);
 }
+
+}  // namespace test_e2e_agent_host_apps

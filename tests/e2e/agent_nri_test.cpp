@@ -37,6 +37,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_nri {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -522,3 +524,5 @@ TEST_CASE(
   REQUIRE(status);
   CHECK(WEXITSTATUS(*status) == 0);
 }
+
+}  // namespace test_e2e_agent_nri

@@ -45,6 +45,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_pods {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::CgroupFile;
@@ -513,3 +515,5 @@ TEST_CASE(
   std::cout << "e2e-agent-pods ran in "
             << std::chrono::duration<double>(SteadyClock::now() - testStart).count() << " s\n";
 }
+
+}  // namespace test_e2e_agent_pods

@@ -36,6 +36,8 @@
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_prediction {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::CgroupFile;
@@ -296,3 +298,5 @@ TEST_CASE(
   REQUIRE(exit);
   CHECK(WEXITSTATUS(*exit) == 0);
 }
+
+}  // namespace test_e2e_agent_prediction

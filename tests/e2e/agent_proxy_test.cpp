@@ -36,6 +36,8 @@
 #include "tests/support/test_kubelet.h"
 #include "tests/support/unix_socket.h"
 
+namespace test_e2e_agent_proxy {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -360,3 +362,5 @@ TEST_CASE(
   REQUIRE(last.create(fresh, &resp).ok());
   CHECK(resp.container_resources().cpu_shares() == 1024);
 }
+
+}  // namespace test_e2e_agent_proxy

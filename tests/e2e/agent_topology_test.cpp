@@ -29,6 +29,8 @@
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_agent_topology {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -210,3 +212,5 @@ TEST_CASE("without an API server the node topology is computed and shown in /con
         true);
   CHECK(topo["nodeResourceTopology"]["zones"].size() == 1);
 }
+
+}  // namespace test_e2e_agent_topology

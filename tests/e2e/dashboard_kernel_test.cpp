@@ -33,6 +33,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_apiserver.h"
 
+namespace test_e2e_dashboard_kernel {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -224,3 +226,5 @@ TEST_CASE(
   }
   CHECK(checked >= 25);
 }
+
+}  // namespace test_e2e_dashboard_kernel

@@ -20,6 +20,8 @@
 #include "tests/support/poll.h"
 #include "tests/support/skip.h"
 
+namespace test_e2e_evict_cpu {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using json = nlohmann::json;
@@ -94,3 +96,5 @@ TEST_CASE("a BE pod starved of CPU by suppress under its batch request is evicte
   CHECK(audit.find("cpu.cfs_quota_us") != std::string::npos);
   CHECK(s.agent().terminate(10s) == 0);
 }
+
+}  // namespace test_e2e_evict_cpu

@@ -22,6 +22,8 @@
 #include "tests/support/poll.h"
 #include "tests/support/skip.h"
 
+namespace test_e2e_evict_memory {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using json = nlohmann::json;
@@ -206,3 +208,5 @@ TEST_CASE(
   CHECK(s.logCount("the next victim is tried") == 0);
   CHECK(s.agent().terminate(10s) == 0);
 }
+
+}  // namespace test_e2e_evict_memory

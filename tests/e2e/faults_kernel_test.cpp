@@ -60,6 +60,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_faults_kernel {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -913,3 +915,5 @@ TEST_CASE(
   CHECK(reply.response.adjust().linux().resources().cpu().shares().value() == 1024);
   node.stopCleanly();
 }
+
+}  // namespace test_e2e_faults_kernel

@@ -37,6 +37,8 @@
 #include "tests/support/test_apiserver.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_faults_kube {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -276,13 +278,15 @@ double procStatusBytes(pid_t pid, const std::string& field) {
 
 // ---- The kubelet ----
 
-TEST_CASE("with the kubelet down the agent keeps its pods, says so once and syncs again") {
+TEST_CASE("with the kubelet down the agent keeps its pods, says so once and syncs again",
+          "[e2e][faults][kubelet]") {
   Cluster c;
   kubeletFault(
       c, "transport", "Connection refused", [&] { c.kubelet.stop(); }, [&] { c.kubelet.start(); });
 }
 
-TEST_CASE("a kubelet slower than --kubelet-sync-timeout is given up on each round, said once") {
+TEST_CASE("a kubelet slower than --kubelet-sync-timeout is given up on each round, said once",
+          "[e2e][faults][kubelet]") {
   Cluster c;
   kubeletFault(
       c, "transport", "timed out",
@@ -295,14 +299,16 @@ TEST_CASE("a kubelet slower than --kubelet-sync-timeout is given up on each roun
   CHECK(c.metric("koordlet_kubelet_up", {{"node", kNode}}) == 1);
 }
 
-TEST_CASE("a kubelet resetting the connection mid-reply is survived and said once") {
+TEST_CASE("a kubelet resetting the connection mid-reply is survived and said once",
+          "[e2e][faults][kubelet]") {
   Cluster c;
   kubeletFault(
       c, "transport", "reset", [&] { c.kubelet.setBehaviour(TestKubelet::Behaviour::kReset); },
       [&] { c.kubelet.setBehaviour(TestKubelet::Behaviour::kServe); });
 }
 
-TEST_CASE("a kubelet answering 200 with garbage, HTML or JSON of the wrong shape, is refused") {
+TEST_CASE("a kubelet answering 200 with garbage, HTML or JSON of the wrong shape, is refused",
+          "[e2e][faults][kubelet]") {
   Cluster c;
   kubeletFault(
       c, "invalid", "not a PodList",
@@ -316,7 +322,8 @@ TEST_CASE("a kubelet answering 200 with garbage, HTML or JSON of the wrong shape
   CHECK(c.lines({c.kubeletKey, "not a PodList"}) == 2);  // one per streak
 }
 
-TEST_CASE("a 100 MB kubelet reply is refused at the size bound, not read whole nor parsed") {
+TEST_CASE("a 100 MB kubelet reply is refused at the size bound, not read whole nor parsed",
+          "[e2e][faults][kubelet]") {
   // meson test sets MALLOC_PERTURB_, with which glibc writes every byte it hands out:
   // the agent's peak would count buffers reserved but never filled. Measure the agent
   // as it runs on a node.
@@ -354,7 +361,8 @@ TEST_CASE("a 100 MB kubelet reply is refused at the size bound, not read whole n
 
 TEST_CASE(
     "with the API server down the agent keeps the last NodeSLO, says so once per resource and "
-    "resumes its watches and NodeMetric reports") {
+    "resumes its watches and NodeMetric reports",
+    "[e2e][faults][apiserver]") {
   Cluster c;
   c.awaitSloApplied(55);
   c.awaitWatching("nodeslos");
@@ -405,7 +413,8 @@ TEST_CASE(
 
 TEST_CASE(
     "an API server slower than --kube-api-timeout on lists times them out, backs off, says so "
-    "once, then lists and applies the NodeSLO") {
+    "once, then lists and applies the NodeSLO",
+    "[e2e][faults][apiserver]") {
   Cluster c;
   c.awaitSloApplied(55);
   c.awaitWatching("nodeslos");
@@ -440,7 +449,8 @@ TEST_CASE(
 
 TEST_CASE(
     "a storm of 410 Gone on watches re-lists with a growing back-off, not a tight loop, said "
-    "once") {
+    "once",
+    "[e2e][faults][apiserver]") {
   Cluster c;
   c.awaitSloApplied(55);
   c.awaitWatching("nodeslos");
@@ -483,7 +493,8 @@ TEST_CASE(
   });
 }
 
-TEST_CASE("a 429 with Retry-After is waited as the server says, said once, then watched again") {
+TEST_CASE("a 429 with Retry-After is waited as the server says, said once, then watched again",
+          "[e2e][faults][apiserver]") {
   Cluster c;
   c.awaitSloApplied(55);
   c.awaitWatching("nodeslos");
@@ -525,7 +536,8 @@ TEST_CASE("a 429 with Retry-After is waited as the server says, said once, then 
 
 TEST_CASE(
     "a NodeSLO replaced by garbage mid-run keeps the last good config, names the source and "
-    "field once, and the next good one is applied") {
+    "field once, and the next good one is applied",
+    "[e2e][faults][apiserver]") {
   Cluster c;
   c.awaitSloApplied(55);
   const double errorsBefore = c.counter("koordlet_config_reload_errors_total", {{"node", kNode}});
@@ -554,3 +566,5 @@ TEST_CASE(
   c.awaitSloApplied(62);
   CHECK(c.metric("koordlet_config_last_reload_successful", {{"node", kNode}}) == 1);
 }
+
+}  // namespace test_e2e_faults_kube

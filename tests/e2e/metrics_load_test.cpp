@@ -37,6 +37,8 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
+namespace test_e2e_metrics_load {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::AgentProcess;
@@ -189,3 +191,5 @@ TEST_CASE(
   CHECK(agent.running());
   CHECK(agent.log().find("\nE") == std::string::npos);
 }
+
+}  // namespace test_e2e_metrics_load

@@ -36,7 +36,9 @@
 #include "tests/support/temp_tree.h"
 #include "tests/support/test_kubelet.h"
 
-namespace test_e2e_nri_containerd {
+namespace test_e2e_nri_containerd {  // this file's own names: one e2e binary, unity chunks
+
+namespace {
 
 using koord::test::AgentProcess;
 using koord::test::CgroupV1Tree;
@@ -116,20 +118,20 @@ CriPod runBePod(CriClient& cri, const CgroupV1Tree& tree, const TempTree& tmp,
   std::filesystem::create_directories(logDir);
   // The kubelet's cgroupfs driver: /kubepods/besteffort/pod<uid> under the node's root,
   // here under the private tree.
-  p.sandbox = koord::test::kubeletSandbox(
-      name, "default", uid, "/" + tree.prefix() + "/kubepods/besteffort/pod" + uid, logDir,
-      kBeLabels, kBeAnnotations);
+  p.sandbox = koord::test::kubeletSandbox(name, "default", uid,
+                                          "/" + tree.prefix() + "/kubepods/besteffort/pod" + uid,
+                                          logDir, kBeLabels, kBeAnnotations);
   p.sandboxId = cri.runPodSandbox(p.sandbox);
   // What the kubelet asks for a BestEffort container: cpu.shares 2, no quota, no limit.
   runtime::v1::LinuxContainerResources kubelet;
   kubelet.set_cpu_period(100000);
   kubelet.set_cpu_shares(2);
   kubelet.set_oom_score_adj(1000);
-  p.containerId = cri.createContainer(
-      p.sandboxId,
-      koord::test::kubeletContainer("stress", ContainerdNode::kImage, kShowCgroup, p.sandbox,
-                                    kubelet),
-      p.sandbox);
+  p.containerId =
+      cri.createContainer(p.sandboxId,
+                          koord::test::kubeletContainer("stress", ContainerdNode::kImage,
+                                                        kShowCgroup, p.sandbox, kubelet),
+                          p.sandbox);
   cri.startContainer(p.containerId);
   p.logPath = logDir + "/stress/0.log";
   return p;
@@ -188,9 +190,7 @@ std::string hookSeries(uint16_t port) {
   return out;
 }
 
-}  // namespace test_e2e_nri_containerd
-
-using namespace test_e2e_nri_containerd;
+}  // namespace
 
 TEST_CASE(
     "real containerd takes the agent as its NRI plugin: a BE pod's container starts with the "
@@ -204,8 +204,9 @@ TEST_CASE(
   const std::string runc = env("KOORDLET_RUNC");
   const std::string image = env("KOORDLET_TEST_IMAGE");
   if (runtimeRoot.empty() || runc.empty() || image.empty()) {
-    FAIL("KOORDLET_CONTAINERD_ROOT, KOORDLET_RUNC and KOORDLET_TEST_IMAGE are not set "
-         "(tests/runtime/nri_containerd.sh sets them)");
+    FAIL(
+        "KOORDLET_CONTAINERD_ROOT, KOORDLET_RUNC and KOORDLET_TEST_IMAGE are not set "
+        "(tests/runtime/nri_containerd.sh sets them)");
   }
   if (std::string why = ContainerdNode::unavailableReason(runtimeRoot, runc); !why.empty()) {
     KOORDLET_SKIP(why);
@@ -250,10 +251,10 @@ TEST_CASE(
   AgentProcess agent(
       bin,
       {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + tree.linkDir(), "--proc-root-dir=/proc/",
-       "--var-run-root-dir=" + tmp.path("containerd"), "--runtime-hooks-nri-socket-path=nri/nri.sock",
-       "--runtime-hooks-nri-backoff-duration=100ms", "--runtime-hooks-nri-backoff-cap=400ms",
-       "--kubelet-insecure-tls=true", "--kubelet-addr=127.0.0.1",
-       "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+       "--var-run-root-dir=" + tmp.path("containerd"),
+       "--runtime-hooks-nri-socket-path=nri/nri.sock", "--runtime-hooks-nri-backoff-duration=100ms",
+       "--runtime-hooks-nri-backoff-cap=400ms", "--kubelet-insecure-tls=true",
+       "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
        "--kubelet-sync-interval=1s", "--collect-res-used-interval=500ms",
        "--reconcile-interval-seconds=1", "--runtime-hooks-reconcile-interval=1s",
        "--cpu-suppress-interval-seconds=0", "--audit-log-dir=" + tmp.path("audit"), "--v=4"},
@@ -286,8 +287,7 @@ TEST_CASE(
   // 4. The reconciler brings the control pod's running container to the same values.
   list({bePod("be-control", controlUid, control.containerId),
         bePod("be-demo", beUid, be.containerId)});
-  const std::string controlDir =
-      "kubepods/besteffort/pod" + controlUid + "/" + control.containerId;
+  const std::string controlDir = "kubepods/besteffort/pod" + controlUid + "/" + control.containerId;
   why = waitFor(kLimit, [&]() -> std::string {
     const std::string shares =
         koord::test::readTextFile(tree.kernelPath("cpu", controlDir, "cpu.shares"));
@@ -331,3 +331,5 @@ TEST_CASE(
   for (const CriPod* p : {&control, &be, &later}) removePod(cri2, *p);
   CHECK(agent.terminate(10s) == 0);
 }
+
+}  // namespace test_e2e_nri_containerd

@@ -34,6 +34,8 @@
 #include "tests/support/suppress_node.h"
 #include "tests/support/temp_tree.h"
 
+namespace test_e2e_operator_kernel {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::httpGet;
@@ -261,3 +263,5 @@ TEST_CASE("explain, drift, restart and restore on the real kernel", "[kernel]") 
   REQUIRE(paused);
   CHECK(paused->value("koordlet_agent_paused").value_or(0) == 1);
 }
+
+}  // namespace test_e2e_operator_kernel

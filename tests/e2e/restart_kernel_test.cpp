@@ -33,6 +33,8 @@
 #include "tests/support/poll.h"
 #include "tests/support/skip.h"
 
+namespace test_e2e_restart_kernel {  // this file's own names: one e2e binary, unity chunks
+
 using koord::test::EvictNode;
 using koord::test::EvictScene;
 using koord::test::waitFor;
@@ -182,3 +184,5 @@ TEST_CASE(
   CHECK(s.topologyCreates() == 1);
   CHECK(s.agent().terminate(10s) == 0);
 }
+
+}  // namespace test_e2e_restart_kernel

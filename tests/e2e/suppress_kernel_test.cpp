@@ -40,6 +40,8 @@
 #include "tests/support/skip.h"
 #include "tests/support/suppress_node.h"
 
+namespace test_e2e_suppress_kernel {  // this file's own names: one e2e binary, unity chunks
+
 namespace {
 
 using koord::test::describe;
@@ -357,3 +359,5 @@ TEST_CASE(
        << std::chrono::duration<double>(std::chrono::steady_clock::now() - testStart).count()
        << " s");
 }
+
+}  // namespace test_e2e_suppress_kernel

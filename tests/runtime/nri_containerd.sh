@@ -3,7 +3,7 @@
 # the build dir's tools (tests/runtime/fetch-runtime.sh, once per build dir), builds the
 # test image (make-image.sh), then runs the e2e test binary against them.
 #
-# Usage: nri_containerd.sh <nri_containerd_test binary> <tools dir> [Catch2 args...]
+# Usage: nri_containerd.sh <e2e_tests binary> <tools dir> [Catch2 args: its spec]
 # A missing tool or an unreachable archive is a skip (77), a failure with
 # KOORDLET_REQUIRE_ALL=1.
 set -euo pipefail

@@ -25,7 +25,8 @@ std::string output(const std::string& command) {
   char buf[4096];
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
   const int rc = ::pclose(p);
-  if (rc != 0) throw std::runtime_error(command + ": exit status " + std::to_string(rc) + "\n" + out);
+  if (rc != 0)
+    throw std::runtime_error(command + ": exit status " + std::to_string(rc) + "\n" + out);
   return out;
 }
 
@@ -66,9 +67,10 @@ ContainerdNode::~ContainerdNode() {
   } catch (...) {
   }
   o_.tree->killAll();  // the shims and every container left
-  if (const char* keep = std::getenv("KOORDLET_CONTAINERD_DEBUG"); keep && std::string(keep) == "1") {
-    const std::string kept = fs::temp_directory_path() / ("koordlet-containerd-" +
-                                                          std::to_string(::getpid()) + ".log");
+  if (const char* keep = std::getenv("KOORDLET_CONTAINERD_DEBUG");
+      keep && std::string(keep) == "1") {
+    const std::string kept =
+        fs::temp_directory_path() / ("koordlet-containerd-" + std::to_string(::getpid()) + ".log");
     std::ofstream(kept) << log();
     std::fprintf(stderr, "containerd's log kept in %s\n", kept.c_str());
   }
@@ -95,7 +97,8 @@ void ContainerdNode::writeConfig() const {
       << "[grpc]\n  address = \"" << criSocket() << "\"\n"
       << "[ttrpc]\n  address = \"" << criSocket() << ".ttrpc\"\n"
       << "[plugins.\"io.containerd.grpc.v1.cri\"]\n"
-      << "  sandbox_image = \"" << kImage << "\"\n"
+      << "  sandbox_image = \"" << kImage
+      << "\"\n"
       // The sandbox's oom_score_adj -998 needs CAP_SYS_RESOURCE, which root lacks in
       // the build VMs (CapEff without bit 24): containerd then keeps it at its own.
       << "  restrict_oom_score_adj = true\n"
@@ -132,11 +135,15 @@ void ContainerdNode::start() {
     procs += " " + o_.tree->kernelPath(c, "runtime", "cgroup.procs");
   }
   const std::string script =
-      "set -e; for f in" + procs + "; do echo $$ > \"$f\"; done; mkdir -p /run/containerd; "
-      "export PATH=" + o_.runtimeRoot + "/usr/bin:$PATH; "
+      "set -e; for f in" + procs +
+      "; do echo $$ > \"$f\"; done; mkdir -p /run/containerd; "
+      "export PATH=" +
+      o_.runtimeRoot +
+      "/usr/bin:$PATH; "
       "exec unshare --mount --propagation private -- /bin/sh -c "
       "'mount -t tmpfs -o mode=0711 koordlet-test /run/containerd && exec \"$@\"' sh "
-      "containerd --config " + o_.dir + "/config.toml";
+      "containerd --config " +
+      o_.dir + "/config.toml";
   ++starts_;
   process_ = std::make_unique<AgentProcess>(
       "/bin/sh", std::vector<std::string>{"-c", script},

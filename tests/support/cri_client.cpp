@@ -108,11 +108,11 @@ void CriClient::removePodSandbox(const std::string& podId) {
   check(stub_->RemovePodSandbox(context().get(), req, &resp), "RemovePodSandbox");
 }
 
-runtime::v1::PodSandboxConfig kubeletSandbox(const std::string& name, const std::string& ns,
-                                             const std::string& uid, const std::string& cgroupParent,
-                                             const std::string& logDirectory,
-                                             const std::map<std::string, std::string>& podLabels,
-                                             const std::map<std::string, std::string>& podAnnotations) {
+runtime::v1::PodSandboxConfig kubeletSandbox(
+    const std::string& name, const std::string& ns, const std::string& uid,
+    const std::string& cgroupParent, const std::string& logDirectory,
+    const std::map<std::string, std::string>& podLabels,
+    const std::map<std::string, std::string>& podAnnotations) {
   runtime::v1::PodSandboxConfig c;
   for (const auto& [k, v] : podLabels) (*c.mutable_labels())[k] = v;
   for (const auto& [k, v] : podAnnotations) (*c.mutable_annotations())[k] = v;
@@ -138,10 +138,10 @@ runtime::v1::PodSandboxConfig kubeletSandbox(const std::string& name, const std:
   return c;
 }
 
-runtime::v1::ContainerConfig kubeletContainer(const std::string& name, const std::string& image,
-                                              const std::vector<std::string>& command,
-                                              const runtime::v1::PodSandboxConfig& sandbox,
-                                              const runtime::v1::LinuxContainerResources& resources) {
+runtime::v1::ContainerConfig kubeletContainer(
+    const std::string& name, const std::string& image, const std::vector<std::string>& command,
+    const runtime::v1::PodSandboxConfig& sandbox,
+    const runtime::v1::LinuxContainerResources& resources) {
   runtime::v1::ContainerConfig c;
   c.mutable_metadata()->set_name(name);
   c.mutable_metadata()->set_attempt(0);

@@ -43,18 +43,18 @@ class CriClient {
 // container, IPC per pod, `cgroupParent` (e.g. /<tree>/kubepods/besteffort/pod<uid>),
 // its log directory; the pod's own labels plus the io.kubernetes.pod.* ones, and the
 // pod's annotations (the kubelet passes both through: NRI plugins read them).
-runtime::v1::PodSandboxConfig kubeletSandbox(const std::string& name, const std::string& ns,
-                                             const std::string& uid, const std::string& cgroupParent,
-                                             const std::string& logDirectory,
-                                             const std::map<std::string, std::string>& podLabels = {},
-                                             const std::map<std::string, std::string>& podAnnotations = {});
+runtime::v1::PodSandboxConfig kubeletSandbox(
+    const std::string& name, const std::string& ns, const std::string& uid,
+    const std::string& cgroupParent, const std::string& logDirectory,
+    const std::map<std::string, std::string>& podLabels = {},
+    const std::map<std::string, std::string>& podAnnotations = {});
 
 // A container as the kubelet describes one: `image`, `command`, its log under the pod's
 // log directory (<name>/0.log), the labels the kubelet sets, and `resources` (what
 // the kubelet derives from the pod's requests and limits).
-runtime::v1::ContainerConfig kubeletContainer(const std::string& name, const std::string& image,
-                                              const std::vector<std::string>& command,
-                                              const runtime::v1::PodSandboxConfig& sandbox,
-                                              const runtime::v1::LinuxContainerResources& resources);
+runtime::v1::ContainerConfig kubeletContainer(
+    const std::string& name, const std::string& image, const std::vector<std::string>& command,
+    const runtime::v1::PodSandboxConfig& sandbox,
+    const runtime::v1::LinuxContainerResources& resources);
 
 }  // namespace koord::test
