@@ -92,7 +92,9 @@ TEST_CASE("the informer keeps the last good pod list through every kind of bad r
   config.useTls = true;
   config.caFile = kubelet.caFile();
   config.tokenFile = dir.path("token");
-  config.timeout = 500ms;
+  // Wide enough for an 8 MiB reply over TLS under ASan on a loaded machine (500 ms was
+  // not, once), short of the slow case's 3 s delay, which must still time out.
+  config.timeout = 2s;
   config.maxBodyBytes = 4u << 20;
   KubeletClient client(io, config);
   // A short interval: each request follows the previous one quickly.
