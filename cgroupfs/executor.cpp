@@ -588,8 +588,12 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
   // A parent bounds its children, so a decrease must reach the children before
   // the parent (else the kernel refuses the parent: EINVAL), and an increase the
   // parent before the children. A CPU list that is neither a subset nor a
-  // superset grows to the union parent-first, then shrinks child-first.
-  std::vector<const Pending*> shrink, grow;
+  // superset grows to the union parent-first, then shrinks child-first; a CPU list
+  // that only shrinks does so in that last pass too, after every list grew: a parent
+  // shrinking under a child that moves within it (pod 0-1 -> 0, container 1 -> 0)
+  // must wait for the child, or v1 and Linux 5.10's v2 refuse it (EBUSY; the rig's
+  // 5.10 boot found it).
+  std::vector<const Pending*> shrink, grow, listShrink;
   std::vector<std::pair<const Pending*, std::string>> unions;  // with the union written
   for (const Pending& p : hier) {
     const KnobSpec& spec = knobSpec(p.write->knob);
@@ -601,7 +605,7 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
       if (isSubset(now, target)) {
         grow.push_back(&p);
       } else if (isSubset(target, now)) {
-        shrink.push_back(&p);
+        listShrink.push_back(&p);
       } else {
         unions.emplace_back(&p, renderKnob(p.write->knob, layout_.version(),
                                            KnobValue::ofCpus(unionOf(now, target))));
@@ -631,12 +635,13 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
     const bool ok = writeFile(*s.p, *s.text, s.p->oldText, batch);
     if (s.text != &s.p->text && ok) pass3.push_back(s.p);
   }
-  // Pass 3: the union-grown lists shrink to their targets, children first.
+  // Pass 3: the union-grown lists and the shrinking ones to their targets, children first.
+  pass3.insert(pass3.end(), listShrink.begin(), listShrink.end());
   std::stable_sort(pass3.begin(), pass3.end(), deepestFirst);
   for (const Pending* p : pass3) {
     const auto it =
         std::find_if(unions.begin(), unions.end(), [p](const auto& u) { return u.first == p; });
-    writeFile(*p, p->text, it->second, batch);
+    writeFile(*p, p->text, it == unions.end() ? p->oldText : it->second, batch);
   }
 
   for (const Pending* p : afterQuota) writeFile(*p, p->text, p->oldText, batch);

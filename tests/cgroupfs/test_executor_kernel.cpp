@@ -272,6 +272,34 @@ TEST_CASE(
   CHECK(readTrimmed(ctrCpus) == renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *all));
 }
 
+// A parent shrinking onto the CPU its child moves to (pod a,b -> a; container b -> a):
+// the parent's shrink waits for the child's move, else the kernel says EBUSY (v1, and
+// Linux 5.10's v2 in the rig).
+TEST_CASE("on the kernel a parent shrinks after its child moved within it", "[kernel][executor]") {
+  REQUIRE_KERNEL();
+  KernelTree tree;
+  Harness h;
+  const std::string podCpus = tree.file("cpuset", tree.pod(), "cpuset.cpus");
+  const std::string ctrCpus = tree.file("cpuset", tree.ctr(), "cpuset.cpus");
+  auto all = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, readTrimmed(podCpus) + "\n");
+  REQUIRE(all.ok());
+  if (all->cpus.size() < 2) KOORDLET_SKIP("fewer than 2 CPUs in the root cpuset");
+  const int a = all->cpus[0];
+  const int b = all->cpus[1];
+  Executor exec = h.make(tree);
+  ExecutorStats s = exec.apply({cpus(tree.pod(), {a, b}), cpus(tree.ctr(), {b})});
+  REQUIRE(s.failed + s.invalid == 0);
+  REQUIRE(readTrimmed(ctrCpus) == std::to_string(b));
+  // The raw order parent-first is what the kernel refuses.
+  CHECK(rawWrite(podCpus, std::to_string(a)) == EBUSY);
+
+  s = exec.apply({cpus(tree.pod(), {a}), cpus(tree.ctr(), {a})});
+  INFO(h.log.str());
+  CHECK(s.failed + s.invalid == 0);
+  CHECK(readTrimmed(podCpus) == std::to_string(a));
+  CHECK(readTrimmed(ctrCpus) == std::to_string(a));
+}
+
 TEST_CASE("on the kernel EINVAL is counted every time and logged once", "[kernel][executor]") {
   REQUIRE_KERNEL();
   KernelTree tree;

@@ -5,17 +5,23 @@
 # so a kernel security update needs no edit here:
 #   6.1   linux-image-cloud-amd64 (bookworm)          -> linux-image-6.1.0-NN-cloud-amd64
 #   6.12  linux-image-6.12-amd64 (bookworm-security)  -> linux-image-6.12.NNN+debNN-amd64
-# The cloud flavour of 6.1 boots faster under TCG (fewer drivers to probe); 6.12
-# has no cloud flavour in bookworm.
+#   5.10  linux-image-cloud-amd64 (bullseye, bullseye-security) -> linux-image-5.10.0-NN-cloud-amd64:
+#         the oldest kernel Debian still serves (no cpu.max.burst: that came in 5.14)
+#   unstable  linux-image-cloud-amd64 (unstable)      -> the newest kernel Debian ships
+# The cloud flavour boots faster under TCG (fewer drivers to probe); 6.12 has no cloud
+# flavour in bookworm. 6.1 and 6.12 come from this host's own apt sources (bookworm);
+# 5.10 and unstable from a private apt configuration under <rig-dir>/apt/<suite> (its own
+# sources list and lists; the host's apt state is only read, nothing is installed).
 #
-# Usage: fetch-kernels.sh <rig-dir> [version...]     (versions: 6.1 6.12; default both)
+# Usage: fetch-kernels.sh <rig-dir> [version...]     (versions: 5.10 6.1 6.12 unstable;
+#                                                     default 6.1 6.12)
 # Prints "<version> <path to vmlinuz>" per version on stdout; progress on stderr.
 # A kernel already under <rig-dir>/kernels/<version>/ is reused without asking apt.
 # Exit: 0 all fetched, 1 a failure, 77 apt-get/dpkg-deb missing (not a Debian host).
 set -euo pipefail
 
 die() { echo "fetch-kernels: $*" >&2; exit 1; }
-[ $# -ge 1 ] || die "usage: fetch-kernels.sh <rig-dir> [6.1|6.12...]"
+[ $# -ge 1 ] || die "usage: fetch-kernels.sh <rig-dir> [5.10|6.1|6.12|unstable...]"
 rig_dir=$1
 shift
 versions=("$@")
@@ -27,15 +33,48 @@ done
 
 meta_package() {
   case "$1" in
-    6.1) echo linux-image-cloud-amd64 ;;
+    6.1 | 5.10 | unstable) echo linux-image-cloud-amd64 ;;
     6.12) echo linux-image-6.12-amd64 ;;
-    *) die "unknown kernel version '$1' (known: 6.1 6.12)" ;;
+    *) die "unknown kernel version '$1' (known: 5.10 6.1 6.12 unstable)" ;;
   esac
 }
 
-# The image package a meta package depends on, e.g. linux-image-6.1.0-37-cloud-amd64.
+# The apt options for a version: none (the host's apt, bookworm) or a private config.
+apt_opts=()
+private_apt() {
+  local suites
+  case "$1" in
+    5.10) suites=("bullseye main" "bullseye-security main") ;;
+    unstable) suites=("unstable main") ;;
+    *) apt_opts=(); return 0 ;;
+  esac
+  local apt=$rig_dir/apt/$1
+  local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  local mirror=${KOORDLET_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+  [ -r "$keyring" ] || die "no $keyring (Debian's debian-archive-keyring)"
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+  : >"$apt/sources.list"
+  local entry
+  for entry in "${suites[@]}"; do
+    case "$entry" in
+      *-security*) echo "deb [signed-by=$keyring] ${mirror}-security $entry" >>"$apt/sources.list" ;;
+      *) echo "deb [signed-by=$keyring] $mirror $entry" >>"$apt/sources.list" ;;
+    esac
+  done
+  apt_opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+            -o Dir::State::status=/dev/null -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+  if ! ls "$apt/lists/"*Packages* >/dev/null 2>&1; then
+    echo "fetch-kernels: $1: apt-get update (private lists in $apt)" >&2
+    apt-get "${apt_opts[@]}" update -qq >&2 || die "apt-get update for $1 failed"
+  fi
+}
+
+# The image package a meta package depends on, e.g. linux-image-6.1.0-37-cloud-amd64:
+# the newest candidate's first kernel dependency (bullseye and its security suite
+# both list one; apt's candidate is the newer).
 resolve() {
-  apt-cache depends "$1" 2>/dev/null |
+  apt-cache "${apt_opts[@]}" depends "$1" 2>/dev/null |
     sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1
 }
 
@@ -48,8 +87,9 @@ for version in "${versions[@]}"; do
     continue
   fi
   meta=$(meta_package "$version")
+  private_apt "$version"
   pkg=$(resolve "$meta")
-  if [ -z "$pkg" ] && [ $apt_updated -eq 0 ]; then
+  if [ -z "$pkg" ] && [ $apt_updated -eq 0 ] && [ ${#apt_opts[@]} -eq 0 ]; then
     echo "fetch-kernels: $meta unknown to apt: apt-get update" >&2
     apt-get update -qq >&2 || die "apt-get update failed"
     apt_updated=1
@@ -62,11 +102,24 @@ for version in "${versions[@]}"; do
   # apt drops privileges to _apt for the download; let it write here.
   chmod 0777 "$scratch"
   trap 'rm -rf "$scratch"' EXIT
-  (cd "$scratch" && apt-get download -q "$pkg" >&2) || die "apt-get download $pkg failed"
+  (cd "$scratch" && apt-get "${apt_opts[@]}" download -q "$pkg" >&2) || die "apt-get download $pkg failed"
   deb=$(ls "$scratch"/*.deb)
   dpkg-deb -x "$deb" "$scratch/root"
-  image=$(find "$scratch/root/boot" -name "vmlinuz-*" 2>/dev/null | head -n 1)
-  [ -n "$image" ] || die "$pkg holds no /boot/vmlinuz-*"
+  image=$(find "$scratch/root/boot" -name "vmlinuz-*" 2>/dev/null | head -n 1 || true)
+  if [ -z "$image" ]; then
+    # From Linux 7.x Debian's image package is a small one depending on
+    # linux-binary-<version>, which holds /usr/lib/modules/<version>/vmlinuz.
+    binary=$(apt-cache "${apt_opts[@]}" depends "$pkg" 2>/dev/null |
+      sed -n 's/^ *Depends: \(linux-binary-[0-9][^ ]*\)$/\1/p' | head -n 1)
+    [ -n "$binary" ] || die "$pkg holds no /boot/vmlinuz-* and depends on no linux-binary-*"
+    echo "fetch-kernels: $version: $pkg -> $binary (the image itself)" >&2
+    (cd "$scratch" && apt-get "${apt_opts[@]}" download -q "$binary" >&2) ||
+      die "apt-get download $binary failed"
+    dpkg-deb -x "$(ls "$scratch"/"$binary"_*.deb)" "$scratch/root"
+    image=$(find "$scratch/root/boot" "$scratch/root/usr/lib/modules" -name "vmlinuz*" 2>/dev/null |
+      head -n 1 || true)
+    [ -n "$image" ] || die "$binary holds no /boot/vmlinuz-* nor /usr/lib/modules/*/vmlinuz"
+  fi
   mkdir -p "$dest"
   # Written under a temporary name first, so an interrupted fetch is never reused.
   cp "$image" "$dest/vmlinuz.part"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The cgroup v2 real-kernel rig: boots Debian's Linux 6.1 and 6.12 under QEMU (TCG,
-# no KVM needed) with an initramfs that mounts cgroup2 and runs one test binary,
-# and passes only when every kernel reports the test's exit code 0.
+# The cgroup v2 real-kernel rig: boots Debian's Linux 5.10, 6.1, 6.12 and unstable's
+# newest under QEMU (TCG, no KVM needed) with an initramfs that mounts cgroup2 and runs
+# one test binary, and passes only when every kernel reports the test's exit code 0.
 #
-# Usage: run.sh <test-binary> [kernel version...]   (versions: 6.1 6.12; default both)
+# Usage: run.sh <test-binary> [kernel version...]   (versions: 5.10 6.1 6.12 unstable;
+#                                                   default: all four)
 # Environment:
 #   KOORDLET_RIG_DIR      kernels, initramfs and serial logs (default: <build dir>/rig,
 #                         the build dir being the meson build root above the binary)
@@ -28,11 +29,11 @@ skip() {
   exit 77
 }
 
-[ $# -ge 1 ] || die "usage: run.sh <test-binary> [6.1|6.12...]"
+[ $# -ge 1 ] || die "usage: run.sh <test-binary> [5.10|6.1|6.12|unstable...]"
 binary=$(realpath "$1")
 shift
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(6.1 6.12)
+[ ${#versions[@]} -gt 0 ] || versions=(5.10 6.1 6.12 unstable)
 [ -x "$binary" ] || die "$binary: not an executable"
 
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64 (Debian: qemu-system-x86)"
