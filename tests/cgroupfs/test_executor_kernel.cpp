@@ -127,6 +127,30 @@ CgroupWrite cpus(const std::string& dir, std::vector<int> c) {
 
 #define REQUIRE_KERNEL() KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason())
 
+// The cpuset ordering cases' scene: the tree, an executor on it, the pod's and the
+// container's cpuset.cpus files and two of the machine's CPUs (a and b; -1 with fewer
+// than two in the root cpuset).
+struct CpusetScene {
+  CpusetScene()
+      : exec(h.make(tree)),
+        podCpus(tree.file("cpuset", tree.pod(), "cpuset.cpus")),
+        ctrCpus(tree.file("cpuset", tree.ctr(), "cpuset.cpus")) {
+    auto parsed = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, readTrimmed(podCpus) + "\n");
+    REQUIRE(parsed.ok());
+    all = *parsed;
+    if (all.cpus.size() >= 2) {
+      a = all.cpus[0];
+      b = all.cpus[1];
+    }
+  }
+  KernelTree tree;
+  Harness h;
+  Executor exec;
+  const std::string podCpus, ctrCpus;
+  KnobValue all;
+  int a = -1, b = -1;
+};
+
 }  // namespace
 
 TEST_CASE("the kernel refuses a parent quota below its child's, and the executor orders around it",
@@ -241,16 +265,12 @@ TEST_CASE(
     "the union",
     "[kernel][executor]") {
   REQUIRE_KERNEL();
-  KernelTree tree;
-  Harness h;
-  const std::string podCpus = tree.file("cpuset", tree.pod(), "cpuset.cpus");
-  const std::string ctrCpus = tree.file("cpuset", tree.ctr(), "cpuset.cpus");
-  auto all = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, readTrimmed(podCpus) + "\n");
-  REQUIRE(all.ok());
-  if (all->cpus.size() < 2) KOORDLET_SKIP("fewer than 2 CPUs in the root cpuset");
-  const int a = all->cpus[0];
-  const int b = all->cpus[1];
-  Executor exec = h.make(tree);
+  CpusetScene c;
+  if (c.a < 0) KOORDLET_SKIP("fewer than 2 CPUs in the root cpuset");
+  const KernelTree& tree = c.tree;
+  const std::string &podCpus = c.podCpus, &ctrCpus = c.ctrCpus;
+  const int a = c.a, b = c.b;
+  Executor& exec = c.exec;
 
   ExecutorStats s = exec.apply({cpus(tree.pod(), {a}), cpus(tree.ctr(), {a})});
   CHECK(s.written == 2);
@@ -266,10 +286,10 @@ TEST_CASE(
   CHECK(readTrimmed(podCpus) == std::to_string(b));
   CHECK(readTrimmed(ctrCpus) == std::to_string(b));
 
-  s = exec.apply({cpus(tree.ctr(), all->cpus), cpus(tree.pod(), all->cpus)});
+  s = exec.apply({cpus(tree.ctr(), c.all.cpus), cpus(tree.pod(), c.all.cpus)});
   CHECK(s.written == 2);
   CHECK(s.failed + s.invalid == 0);
-  CHECK(readTrimmed(ctrCpus) == renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *all));
+  CHECK(readTrimmed(ctrCpus) == renderKnob(Knob::kCpusetCpus, CgroupVersion::kV1, c.all));
 }
 
 // A parent shrinking onto the CPU its child moves to (pod a,b -> a; container b -> a):
@@ -277,27 +297,19 @@ TEST_CASE(
 // Linux 5.10's v2 in the rig).
 TEST_CASE("on the kernel a parent shrinks after its child moved within it", "[kernel][executor]") {
   REQUIRE_KERNEL();
-  KernelTree tree;
-  Harness h;
-  const std::string podCpus = tree.file("cpuset", tree.pod(), "cpuset.cpus");
-  const std::string ctrCpus = tree.file("cpuset", tree.ctr(), "cpuset.cpus");
-  auto all = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, readTrimmed(podCpus) + "\n");
-  REQUIRE(all.ok());
-  if (all->cpus.size() < 2) KOORDLET_SKIP("fewer than 2 CPUs in the root cpuset");
-  const int a = all->cpus[0];
-  const int b = all->cpus[1];
-  Executor exec = h.make(tree);
-  ExecutorStats s = exec.apply({cpus(tree.pod(), {a, b}), cpus(tree.ctr(), {b})});
+  CpusetScene c;
+  if (c.a < 0) KOORDLET_SKIP("fewer than 2 CPUs in the root cpuset");
+  ExecutorStats s = c.exec.apply({cpus(c.tree.pod(), {c.a, c.b}), cpus(c.tree.ctr(), {c.b})});
   REQUIRE(s.failed + s.invalid == 0);
-  REQUIRE(readTrimmed(ctrCpus) == std::to_string(b));
+  REQUIRE(readTrimmed(c.ctrCpus) == std::to_string(c.b));
   // The raw order parent-first is what the kernel refuses.
-  CHECK(rawWrite(podCpus, std::to_string(a)) == EBUSY);
+  CHECK(rawWrite(c.podCpus, std::to_string(c.a)) == EBUSY);
 
-  s = exec.apply({cpus(tree.pod(), {a}), cpus(tree.ctr(), {a})});
-  INFO(h.log.str());
+  s = c.exec.apply({cpus(c.tree.pod(), {c.a}), cpus(c.tree.ctr(), {c.a})});
+  INFO(c.h.log.str());
   CHECK(s.failed + s.invalid == 0);
-  CHECK(readTrimmed(podCpus) == std::to_string(a));
-  CHECK(readTrimmed(ctrCpus) == std::to_string(a));
+  CHECK(readTrimmed(c.podCpus) == std::to_string(c.a));
+  CHECK(readTrimmed(c.ctrCpus) == std::to_string(c.a));
 }
 
 TEST_CASE("on the kernel EINVAL is counted every time and logged once", "[kernel][executor]") {
