@@ -66,7 +66,14 @@ private_apt() {
             -o Dir::State::status=/dev/null -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
   if ! ls "$apt/lists/"*Packages* >/dev/null 2>&1; then
     echo "fetch-kernels: $1: apt-get update (private lists in $apt)" >&2
-    apt-get "${apt_opts[@]}" update -qq >&2 || die "apt-get update for $1 failed"
+    # A mirror that serves a frozen copy of a suite (unstable's Release past its
+    # Valid-Until) fails the update; the signatures still hold, so say so and take it.
+    if ! apt-get "${apt_opts[@]}" update -qq >&2; then
+      echo "fetch-kernels: $1: apt-get update failed; again without the Release file's" \
+        "Valid-Until (a frozen mirror; signatures are still checked)" >&2
+      apt-get "${apt_opts[@]}" -o Acquire::Check-Valid-Until=false update -qq >&2 ||
+        die "apt-get update for $1 failed"
+    fi
   fi
 }
 

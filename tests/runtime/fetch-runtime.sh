@@ -50,8 +50,14 @@ opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/
       -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
 say "$suite: apt-get update (private lists in $apt)"
 if ! apt-get "${opts[@]}" update -qq >&2; then
-  say "$suite: apt-get update failed: the archive ($mirror) is out of reach"
-  exit 77
+  # A mirror serving a frozen copy of the suite (its Release past Valid-Until): the
+  # signatures still hold, so say so and take it.
+  say "$suite: apt-get update failed; again without the Release file's Valid-Until" \
+    "(a frozen mirror; signatures are still checked)"
+  if ! apt-get "${opts[@]}" -o Acquire::Check-Valid-Until=false update -qq >&2; then
+    say "$suite: apt-get update failed: the archive ($mirror) is out of reach"
+    exit 77
+  fi
 fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/koordlet-runtime.XXXXXX")
