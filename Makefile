@@ -81,8 +81,8 @@ test-quick: build build-asan
 # beside both from the start under SCHED_IDLE (chrt --idle: it only gets the CPU the
 # plain build and tests leave, so a test that burns or measures the cores still has
 # them; the plain tests left 43 % of both cores idle, bench/RESULTS.md; the plain
-# build leaves its serial stretches and links). Once the plain tests end, the soak (210 s of the
-# agent under churn, CPU-light) runs beside the rest of that build, and its result is
+# build leaves its serial stretches and links). Once the plain tests end, the soak
+# (210 s of the agent under churn, CPU-light) runs beside the rest of that build, and its result is
 # waited for before the ASan tests. Ends with where the time went: the table the README
 # quotes (tests/summary.sh counts every test of both builds, the soak's log included).
 test: deps

@@ -29,8 +29,8 @@
 #include "qos/cpu_burst.h"
 #include "qos/qos_manager.h"
 #include "qos/runtime_hooks.h"
+#include "tests/support/cpu_burst_degraded.h"
 #include "tests/support/kernel_io.h"
-#include "tests/support/kernel_release.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/skip.h"
 
@@ -57,7 +57,6 @@ std::string unavailableReason() {
   }
   return "";
 }
-
 
 // koordlet-burst-<pid>/kubepods/burstable/pod<uid>/<container id>, under the cpu
 // hierarchy (v1) or the unified root (v2, +cpu delegated down to the pods), removed
@@ -159,25 +158,6 @@ struct Pods {
 
 }  // namespace
 
-// A v2 kernel before 5.14 has no cpu.max.burst: the probe must say so, and a burst
-// write must be counted unsupported with no file made. A newer kernel without the
-// file fails here.
-void checkWithoutBurstFile(const Tree& tree, const std::string& dir) {
-  INFO("no CPU burst file at " << tree.burstFile(dir));
-  REQUIRE_FALSE(test::kernelHasCpuBurst());
-  test::LogCapture log;
-  ExecutorConfig config;
-  config.cgroupRoot = kRoot;
-  const KnobSupport support = KnobSupport::probe(kRoot, tree.layout());
-  CHECK_FALSE(support.has(Knob::kCpuBurst));
-  Executor exec(config, tree.layout(), support, log.clock, log.failures);
-  const ExecutorStats st =
-      exec.apply({CgroupWrite{dir, Knob::kCpuBurst, KnobValue::of(50000), "cpuBurst"}});
-  CHECK(st.unsupported == 1);
-  CHECK(st.written == 0);
-  CHECK_FALSE(fs::exists(tree.burstFile(dir)));
-}
-
 TEST_CASE("the kernel accepts every burst write at koordlet's default 1000 percent",
           "[cpu_burst][kernel][v2]") {
   KOORDLET_SKIP_UNLESS_EMPTY(unavailableReason());
@@ -189,7 +169,8 @@ TEST_CASE("the kernel accepts every burst write at koordlet's default 1000 perce
   p.add(tree, "b0000000-0000-4000-8000-000000000003", {5, 5});
   if (!fs::exists(tree.burstFile(p.snap.pods[0].dir))) {
     if (!isV2()) KOORDLET_SKIP("this kernel has no CPU burst file (Linux 5.14+)");
-    checkWithoutBurstFile(tree, p.snap.pods[0].dir);
+    test::checkCpuBurstUnsupported(kRoot, tree.layout(), p.snap.pods[0].dir,
+                                   tree.burstFile(p.snap.pods[0].dir));
     return;
   }
   p.snap.at = Clock::Monotonic{std::chrono::seconds(100)};
@@ -233,7 +214,8 @@ TEST_CASE("auto policy: quota steps up and down with the burst at most the quota
   p.add(tree, "b0000000-0000-4000-8000-000000000004", {1000, 1000});
   if (!fs::exists(tree.burstFile(p.snap.pods[0].dir))) {
     if (!isV2()) KOORDLET_SKIP("this kernel has no CPU burst file (Linux 5.14+)");
-    checkWithoutBurstFile(tree, p.snap.pods[0].dir);
+    test::checkCpuBurstUnsupported(kRoot, tree.layout(), p.snap.pods[0].dir,
+                                   tree.burstFile(p.snap.pods[0].dir));
     return;
   }
   for (int i = 0; i < 4; ++i) p.snap.topology.cpus.push_back(CpuInfo{i, i, 0, 0});
@@ -285,7 +267,8 @@ TEST_CASE("on v2 the NRI hook's cpu.max.burst is one the kernel takes next to th
   p.add(tree, "b0000000-0000-4000-8000-000000000005", {1500, 250});
   if (!fs::exists(tree.burstFile(p.snap.pods[0].dir))) {
     if (!isV2()) KOORDLET_SKIP("this kernel has no CPU burst file (Linux 5.14+)");
-    checkWithoutBurstFile(tree, p.snap.pods[0].dir);
+    test::checkCpuBurstUnsupported(kRoot, tree.layout(), p.snap.pods[0].dir,
+                                   tree.burstFile(p.snap.pods[0].dir));
     return;
   }
   NodeSloSpec spec;

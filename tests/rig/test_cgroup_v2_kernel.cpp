@@ -40,6 +40,7 @@
 #include "base/read_file.h"
 #include "cgroupfs/executor.h"
 #include "tests/support/cgroup_v2_dirs.h"
+#include "tests/support/cpu_burst_degraded.h"
 #include "tests/support/kernel_io.h"
 #include "tests/support/kernel_release.h"
 #include "tests/support/log_capture.h"
@@ -123,14 +124,8 @@ struct Harness : test::LogCapture {
 // (and a missing file fails the probe case).
 bool checkedWithoutBurst(const KernelTree& tree) {
   if (test::kernelHasCpuBurst()) return false;
-  Harness h;
-  Executor exec = h.make(tree);
-  CHECK_FALSE(KnobSupport::probe(kCgroupV2Root, tree.layout()).has(Knob::kCpuBurst));
-  const ExecutorStats s = exec.apply({CgroupWrite{tree.ctr(), Knob::kCpuBurst,
-                                                  KnobValue::of(20000), "rig"}});
-  CHECK(s.unsupported == 1);
-  CHECK(s.written == 0);
-  CHECK_FALSE(fs::exists(tree.file(tree.ctr(), "cpu.max.burst")));
+  test::checkCpuBurstUnsupported(kCgroupV2Root, tree.layout(), tree.ctr(),
+                                 tree.file(tree.ctr(), "cpu.max.burst"));
   return true;
 }
 
@@ -333,8 +328,8 @@ TEST_CASE("v2 accepts a child cpuset outside its parent's and clips the effectiv
     CHECK(errnoName(shrink) == errnoName(EBUSY));
     Harness h;
     Executor exec = h.make(tree);
-    const ExecutorStats s = applyChecked(exec, tree, {cpus(tree.pod(), {all->cpus[0]}),
-                                                      cpus(tree.ctr(), {all->cpus[0]})});
+    const ExecutorStats s = applyChecked(
+        exec, tree, {cpus(tree.pod(), {all->cpus[0]}), cpus(tree.ctr(), {all->cpus[0]})});
     CHECK(s.written == 3);  // the container via the union (two writes), then the pod
     return;
   }
