@@ -135,14 +135,14 @@ Status Agent::start() {
   }
 
   // Running on a host whose cgroups are not where --cgroup-root-dir says: ask
-  // libcgroup where they are.
-  if (const auto& root = opts_.paths.cgroupRoot; !holdsCgroupHierarchy(root)) {
-    if (auto found = findCgroupRootWithLibcgroup()) {
-      KLOG_INFO << "no cgroup hierarchy under " << root << "; libcgroup found it at " << *found;
-      opts_.paths.cgroupRoot = *found;
-    } else {
-      KLOG_WARNING << "no cgroup hierarchy under " << root
-                   << " and libcgroup found none: " << found.error().message;
+  // libcgroup where they are (koordlet restore does the same).
+  {
+    std::string said;
+    opts_.paths.cgroupRoot = effectiveCgroupRoot(opts_.paths.cgroupRoot, &said);
+    if (said.find("found none") != std::string::npos) {
+      KLOG_WARNING << said;
+    } else if (!said.empty()) {
+      KLOG_INFO << said;
     }
   }
 

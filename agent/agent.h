@@ -104,6 +104,9 @@ class Agent {
   HookGates hookGates() const;         // from the options and the topology
   bool suppressGate() const;           // BECPUSuppress, and a CPU count to suppress from
   void runQos();
+  // cgroup v2: the runtime's shares -> cpu.weight conversion read off a container it
+  // made (--cpu-weight-conversion=auto), until known; a few files a round.
+  void learnCpuWeightConversion();
   void switchGroupIdentity(const NodeSloSpec& spec);
   bool groupIdentity_ = false;  // the GroupIdentity strategy is registered
   std::vector<std::pair<std::string, int64_t>> lastSysctlPlan_;  // --dry-run: said once
@@ -251,6 +254,8 @@ class Agent {
   std::unique_ptr<QosManager> qos_;
   std::unique_ptr<resctrl::ResctrlManager> resctrl_;
   bool memoryQosSupported_ = false;  // memory.min/low/high on this kernel
+  bool cpuWeightKnown_ = false;      // the conversion was read off a container (or set by flag)
+  std::string cpuWeightSource_;      // where, for /readyz
   uint64_t podRounds_ = 0;           // pod collections since the kubelet's list arrived
 
   // Kubernetes API (agent_kube.cpp)

@@ -157,8 +157,13 @@ HttpResponse Agent::serveReadyz() const {
   }
   body << "cgroup layout: "
        << (layout_ ? std::string(toString(layout_->version())) + ", " + toString(layout_->driver())
-                   : std::string("unknown (no kubepods tree yet)"))
-       << "\n";
+                   : std::string("unknown (no kubepods tree yet)"));
+  if (layout_ && layout_->version() == CgroupVersion::kV2 && executor_) {
+    body << ", cpu.weight " << toString(executor_->cpuWeightConversion())
+         << (cpuWeightKnown_ ? " (from " + cpuWeightSource_ + ")"
+                             : " (until a container the runtime made shows its own)");
+  }
+  body << "\n";
   body << "config: " << config_.source() << ", generation " << config_.generation()
        << (config_.lastError().empty() ? std::string()
                                        : ", last reload rejected (" + config_.lastError() + ")")

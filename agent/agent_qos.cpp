@@ -20,9 +20,11 @@
 #include "base/time_format.h"
 #include "cgroupfs/cgroup_mounts.h"
 #include "cgroupfs/cgroup_parsers.h"
+#include "cgroupfs/cpu_weight.h"
 #include "metrics/proc_parsers.h"
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
+#include "qos/cpu_weight_probe.h"
 #include "qos/group_identity.h"
 #include "qos/host_app_cpuset.h"
 #include "qos/memory_qos.h"
@@ -121,6 +123,12 @@ void Agent::startQos() {
                          ? "; BE pods get memory.soft_limit_in_bytes instead "
                            "(--memory-qos-v1-soft-limit)"
                          : "; --memory-qos-v1-soft-limit offers a soft-limit fallback for BE");
+  }
+
+  if (auto fixed = cpuWeightConversionFrom(opts_.cpuWeightConversion)) {
+    executor_->setCpuWeightConversion(*fixed);
+    cpuWeightKnown_ = true;
+    cpuWeightSource_ = "--cpu-weight-conversion";
   }
 
   qos_ = std::make_unique<QosManager>(qosConfig(), *layout_, topology_ ? *topology_ : CpuTopology{},
@@ -267,6 +275,7 @@ void Agent::runQos() {
     executor_->allowOutside(std::move(hostAppDirs));
   }
   if (groupIdentity_) switchGroupIdentity(spec);
+  learnCpuWeightConversion();
   updateEvictionFacts();
   QosRound round = qos_->runDue(informer_.pods(), cache_, spec, &evictionLedger_);
   handleEvictions(round);
@@ -337,6 +346,23 @@ void Agent::collectResctrl() {
   std::vector<Error> errors;
   for (std::string& e : read.errors) errors.push_back(makeError(std::move(e)));
   reportFileErrors("resctrl collector", errors, resctrlFailing_);
+}
+
+// The runtime converts the kubelet's shares into cpu.weight itself (runc's systemd and
+// fs2 drivers); the agent writes BE pods' weights the same way once it has seen how
+// (qos/cpu_weight_probe.h). A few files a round, none once known.
+void Agent::learnCpuWeightConversion() {
+  if (cpuWeightKnown_ || layout_->version() != CgroupVersion::kV2) return;
+  auto seen = probeCpuWeightConversion(informer_.pods(), *layout_, opts_.paths.cgroupRoot, 8);
+  if (!seen) return;
+  executor_->setCpuWeightConversion(seen->conversion);
+  cpuWeightKnown_ = true;
+  cpuWeightSource_ = seen->dir;
+  KLOG_INFO << "cgroup v2 cpu.weight: the runtime wrote " << seen->weight << " for " << seen->shares
+            << " shares in " << seen->dir << " (" << seen->pod << "): the "
+            << toString(seen->conversion) << " conversion; the agent writes cpu.weight the same way"
+            << (seen->conversion == CpuWeightConversion::kLinear ? " (koordlet's)"
+                                                                 : " (koordlet writes linear)");
 }
 
 }  // namespace koord

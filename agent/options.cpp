@@ -593,6 +593,13 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
              "On cgroup v1 kernels without memory.min/low (vanilla), give BE pods "
              "memory.soft_limit_in_bytes = their memory.low target, so global reclaim takes "
              "BE memory first. A hint to kswapd, not a guarantee: see docs/memory-qos-resctrl.md.");
+  fs.funcVar("cpu-weight-conversion", "string", o.cpuWeightConversion,
+             "cgroup v2: how cpu.shares become the cpu.weight the agent writes (BE pods' batch "
+             "shares). auto: as the node's runtime converts, read off the first container it made "
+             "whose two conversions differ (linear until then); linear: 1 + (s-2) x 9999 / 262142 "
+             "(koordlet, runc before 1.3); quadratic: runc 1.3's and opencontainers/cgroups' "
+             "curve (1024 shares -> 100). Ours: koordlet always uses linear.",
+             oneOf(&o.cpuWeightConversion, {"auto", "linear", "quadratic"}));
   fs.boolVar(&o.resctrlMount, "resctrl-mount",
              "Mount resctrl at <sys-fs-root-dir>/resctrl when RDT is present but not mounted.");
   fs.stringVar(&o.resctrlStateFile, "resctrl-state-file",

@@ -136,6 +136,9 @@ struct Options {
   // opt-in v1 soft-limit fallback for BE pods.
   int64_t nodeAllocatableMemory = 0;
   bool memoryQosV1SoftLimit = false;
+  // cgroup v2 cpu.shares -> cpu.weight: "auto" (read off a container the runtime made),
+  // "linear" (koordlet's) or "quadratic" (runc 1.3's); cgroupfs/cpu_weight.h.
+  std::string cpuWeightConversion = "auto";
   // resctrl: mount the tree when absent; the record of groups we created; take over
   // LSR/LS/BE groups we did not create.
   bool resctrlMount = false;

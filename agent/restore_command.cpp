@@ -17,7 +17,9 @@
 #include "base/log.h"
 #include "base/read_file.h"
 #include "cgroupfs/cgroup_files.h"
+#include "cgroupfs/cgroup_mounts.h"
 #include "kube/kubelet_client.h"
+#include "qos/cpu_weight_probe.h"
 #include "qos/qos_manager.h"
 #include "qos/restore_plan.h"
 #include "resctrl/group_ownership.h"
@@ -122,10 +124,15 @@ Result<std::vector<std::string>> agentArgs(pid_t pid) {
   return args;
 }
 
-int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::ostream& out,
+int runRestore(const Options& given, const Clock& clock, int64_t pageSize, std::ostream& out,
                std::ostream& err) {
   int status = 0;
-  if (!pauseAgents(opts, out, err)) status = 1;
+  if (!pauseAgents(given, out, err)) status = 1;
+  // The agent's own root: with the same flags, restore finds the tree the agent wrote.
+  Options opts = given;
+  std::string said;
+  opts.paths.cgroupRoot = effectiveCgroupRoot(given.paths.cgroupRoot, &said);
+  if (!said.empty()) out << "restore: " << said << "\n";
 
   auto version = detectCgroupVersion(opts.paths.cgroupRoot);
   Result<CgroupDriver> driver = version ? detectCgroupDriver(opts.paths.cgroupRoot, *version)
@@ -172,7 +179,26 @@ int runRestore(const Options& opts, const Clock& clock, int64_t pageSize, std::o
     status = 1;
   }
 
+  if (in.pods && opts.cpuWeightConversion == "auto") {
+    // The weights restore writes (BE shares from requests), as the runtime converts.
+    if (auto seen = probeCpuWeightConversion(*in.pods, layout, opts.paths.cgroupRoot, 64)) {
+      executor.setCpuWeightConversion(seen->conversion);
+      out << "restore: cpu.weight as the runtime converts shares (" << toString(seen->conversion)
+          << ", " << seen->shares << " -> " << seen->weight << " in " << seen->dir << ")\n";
+    }
+  } else if (auto fixed = cpuWeightConversionFrom(opts.cpuWeightConversion)) {
+    executor.setCpuWeightConversion(*fixed);
+  }
   std::vector<CgroupWrite> writes = planRestore(in);
+  if (layout.version() == CgroupVersion::kV2) {
+    // An empty v2 cpuset.cpus inherits its parent's, as the kubelet leaves it: nothing
+    // of ours to undo there, and the full set would pin it.
+    std::erase_if(writes, [&](const CgroupWrite& w) {
+      if (w.knob != Knob::kCpusetCpus) return false;
+      auto text = executor.readNow(w.dir, w.knob);
+      return text && text->empty();
+    });
+  }
   struct Before {
     std::string dir;
     Knob knob;

@@ -1,5 +1,7 @@
 #include "cgroupfs/cgroup_mounts.h"
 
+#include "cgroupfs/layout.h"
+
 #include <libcgroup.h>
 
 #include <cstdlib>
@@ -77,6 +79,18 @@ Result<std::string> findCgroupRootWithLibcgroup() {
   if (std::filesystem::is_regular_file(path / "cgroup.controllers", ec)) return path.string();
   // cgroup v1: /sys/fs/cgroup/cpu (or .../cpu,cpuacct) -> /sys/fs/cgroup.
   return path.parent_path().string();
+}
+
+std::string effectiveCgroupRoot(const std::string& configured, std::string* said) {
+  if (holdsCgroupHierarchy(configured)) return configured;
+  auto found = findCgroupRootWithLibcgroup();
+  if (!found) {
+    *said = "no cgroup hierarchy under " + configured +
+            " and libcgroup found none: " + found.error().message;
+    return configured;
+  }
+  *said = "no cgroup hierarchy under " + configured + "; libcgroup found it at " + *found;
+  return *found;
 }
 
 }  // namespace koord

@@ -18,4 +18,9 @@ namespace koord {
 // is not thread-safe; later calls reuse that cache (later mounts are not seen).
 Result<std::string> findCgroupRootWithLibcgroup();
 
+// The root the agent and its commands use: `configured` when it holds a hierarchy,
+// else libcgroup's (a host run with the DaemonSet's default /host-cgroup/). `said`
+// gets one line on what was chosen when it is not `configured`.
+std::string effectiveCgroupRoot(const std::string& configured, std::string* said);
+
 }  // namespace koord

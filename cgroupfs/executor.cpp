@@ -141,14 +141,14 @@ Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   }
   auto text = currentText(path);
   if (!text) return text.error();
-  auto value = parseKnob(knob, layout_.version(), *text);
+  auto value = parseKnob(knob, layout_.version(), *text, weights_);
   if (!value) return makeError(path + ": " + value.error().message);
   // An empty v2 cpuset.cpus means "the parent's": a strategy stepping from the
   // current CPUs gets those in force, from the row's fallback (cgroup_files.h).
   const std::string fallback = cgroupFallbackPath(layout_, config_.cgroupRoot, dir, spec.file);
   if (!fallback.empty() && spec.cpuList && value->cpus.empty()) {
     if (auto eff = readFile(fallback, kReadCap)) {
-      if (auto parsed = parseKnob(knob, layout_.version(), *eff)) return *parsed;
+      if (auto parsed = parseKnob(knob, layout_.version(), *eff, weights_)) return *parsed;
     }
   }
   return *value;
@@ -231,7 +231,7 @@ bool Executor::holds(Knob knob, const KnobValue& asked, std::string_view kernelT
     return trimmed(kernelText) == render(knob, target);
   }
   // As the file reads (readNow's text is trimmed): with its newline.
-  auto parsed = parseKnob(knob, layout_.version(), trimmed(kernelText) + "\n");
+  auto parsed = parseKnob(knob, layout_.version(), trimmed(kernelText) + "\n", weights_);
   return parsed && *parsed == target;
 }
 
@@ -328,7 +328,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   Pending p{.write = &write,
             .path = std::move(path),
             .target = value,
-            .text = renderKnob(write.knob, layout_.version(), value),
+            .text = renderKnob(write.knob, layout_.version(), value, weights_),
             .oldText = "",
             .current = std::nullopt,
             .depth = depthOf(write.dir)};
@@ -355,7 +355,7 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
   // The file the write changes, as it is, with no fallback: an empty v2
   // cpuset.cpus (inherited) differs from every non-empty target, so the target is
   // written and the cgroup stops following its parent (cgroup_files.h).
-  if (auto parsed = parseKnob(write.knob, layout_.version(), *text)) p.current = *parsed;
+  if (auto parsed = parseKnob(write.knob, layout_.version(), *text, weights_)) p.current = *parsed;
   // v2 weight -> shares does not invert exactly: compare what we would write.
   const bool textual = write.knob == Knob::kCpuShares && layout_.version() == CgroupVersion::kV2;
   bool equal = textual ? p.oldText == p.text : p.current && *p.current == value;
@@ -367,7 +367,8 @@ std::optional<Executor::Pending> Executor::admit(const CgroupWrite& write, Execu
     if (!again) return unreadable(again.error());
     p.oldText = trimmed(*again);
     p.current.reset();
-    if (auto parsed = parseKnob(write.knob, layout_.version(), *again)) p.current = *parsed;
+    if (auto parsed = parseKnob(write.knob, layout_.version(), *again, weights_))
+      p.current = *parsed;
     equal = textual ? p.oldText == p.text : p.current && *p.current == value;
   }
   // Drift: the file no longer holds what we wrote there (a dry run wrote nothing).
@@ -501,7 +502,7 @@ void Executor::noteWritten(const Pending& p, const std::string& text, bool dryRu
   // (which may fail: EBUSY), so it is what we wrote for now.
   if (text == p.text) {
     ev.written = p.target;
-  } else if (auto parsed = parseKnob(p.write->knob, layout_.version(), text)) {
+  } else if (auto parsed = parseKnob(p.write->knob, layout_.version(), text, weights_)) {
     ev.written = *parsed;
   } else {
     ev.written.reset();
@@ -608,7 +609,7 @@ ExecutorStats Executor::apply(std::vector<CgroupWrite> writes) {
         listShrink.push_back(&p);
       } else {
         unions.emplace_back(&p, renderKnob(p.write->knob, layout_.version(),
-                                           KnobValue::ofCpus(unionOf(now, target))));
+                                           KnobValue::ofCpus(unionOf(now, target)), weights_));
       }
     } else if (numberBelow(spec, p.target.number, p.current->number)) {
       shrink.push_back(&p);

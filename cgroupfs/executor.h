@@ -193,10 +193,14 @@ class Executor {
   bool holds(Knob knob, const KnobValue& asked, std::string_view kernelText) const;
   // A value as this hierarchy's file shows it.
   std::string render(Knob knob, const KnobValue& value) const {
-    return renderKnob(knob, layout_.version(), value);
+    return renderKnob(knob, layout_.version(), value, weights_);
   }
   // The knobs this kernel has (probed once when the agent built the executor).
   const KnobSupport& support() const { return support_; }
+  // How v2 cpu.weight is rendered from shares and read back: the node runtime's
+  // conversion (cpu_weight.h), linear until the agent has read it off a container.
+  void setCpuWeightConversion(CpuWeightConversion c) { weights_ = c; }
+  CpuWeightConversion cpuWeightConversion() const { return weights_; }
 
   // The value a knob's file holds now, in v1 units, read the way apply() reads it
   // (strategies that step from the current value get it here), except that an empty
@@ -254,6 +258,7 @@ class Executor {
   void observe(const char* status, Clock::Monotonic since) const;
   ExecutorConfig config_;
   CgroupLayout layout_;
+  CpuWeightConversion weights_ = CpuWeightConversion::kLinear;
   std::string kubeRoot_;              // layout_.kubeRootDir(), made once: asked for every write
   std::vector<std::string> outside_;  // allowOutside()
   KnobSupport support_;

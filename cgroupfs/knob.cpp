@@ -21,9 +21,6 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 // (9223372036854771712); any value this large means no limit.
 constexpr int64_t kMemoryUnlimitedFloor = int64_t{1} << 62;
 
-constexpr int64_t kMinWeight = 1;
-constexpr int64_t kMaxWeight = 10000;
-
 // The write-side facts of one knob; its files are its CgroupFile row's.
 struct KnobFacts {
   Knob knob;
@@ -103,19 +100,6 @@ std::string_view trimNewline(std::string_view text) {
   return text;
 }
 
-int64_t sharesToWeight(int64_t shares) {
-  shares = std::clamp(shares, kMinShares, kMaxShares);
-  return kMinWeight + (shares - kMinShares) * (kMaxWeight - kMinWeight) / (kMaxShares - kMinShares);
-}
-
-int64_t weightToShares(int64_t weight) {
-  weight = std::clamp(weight, kMinWeight, kMaxWeight);
-  // Rounded up, so the shares render back to the same weight (the forward
-  // conversion rounds down).
-  constexpr int64_t kSpan = kMaxWeight - kMinWeight;
-  return kMinShares + ((weight - kMinWeight) * (kMaxShares - kMinShares) + kSpan - 1) / kSpan;
-}
-
 }  // namespace
 
 std::string renderCpuList(const std::vector<int>& cpus) {
@@ -160,11 +144,13 @@ Status checkKnobRange(Knob knob, const KnobValue& value) {
                    (spec.minusOneIsUnlimited ? " (or -1, unlimited)" : ""));
 }
 
-std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value) {
+std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value,
+                       CpuWeightConversion weights) {
   const KnobSpec& spec = knobSpec(knob);
   if (spec.cpuList) return renderCpuList(value.cpus);
   const bool v2 = version == CgroupVersion::kV2;
-  if (knob == Knob::kCpuShares && v2) return std::to_string(sharesToWeight(value.number));
+  if (knob == Knob::kCpuShares && v2)
+    return std::to_string(cpuSharesToWeight(value.number, weights));
   if (spec.minusOneIsUnlimited && value.number == -1) {
     // v1 cpu.cfs_quota_us and memory.limit_in_bytes take "-1"; memory.high (v2,
     // and Anolis v1, which shares the v2 implementation) and every v2 file "max".
@@ -175,7 +161,8 @@ std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value)
   return std::to_string(value.number);
 }
 
-Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view text) {
+Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view text,
+                            CpuWeightConversion weights) {
   const KnobSpec& spec = knobSpec(knob);
   if (spec.cpuList) {
     auto cpus = parseCpuList(text);
@@ -197,7 +184,7 @@ Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view t
   auto n = parseSingleInt(text);
   if (!n) return makeError(std::string(spec.name) + ": " + n.error().message);
   int64_t value = *n;
-  if (knob == Knob::kCpuShares && v2) value = weightToShares(value);
+  if (knob == Knob::kCpuShares && v2) value = cpuWeightToShares(value, weights);
   if (isMemoryKnob(knob) && spec.minusOneIsUnlimited && value >= kMemoryUnlimitedFloor) value = -1;
   if (isMemoryKnob(knob) && !spec.minusOneIsUnlimited && value >= kMemoryUnlimitedFloor) {
     value = spec.max;

@@ -15,6 +15,7 @@
 
 #include "base/result.h"
 #include "cgroupfs/cgroup_files.h"
+#include "cgroupfs/cpu_weight.h"
 #include "cgroupfs/layout.h"
 
 namespace koord {
@@ -113,13 +114,15 @@ Status checkKnobRange(Knob knob, const KnobValue& value);
 std::string renderCpuList(const std::vector<int>& cpus);
 
 // The text to write to the knob's file on this cgroup version (v2: shares become a
-// weight, -1 becomes "max").
-std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value);
+// weight by the node runtime's conversion, cpu_weight.h; -1 becomes "max").
+std::string renderKnob(Knob knob, CgroupVersion version, const KnobValue& value,
+                       CpuWeightConversion weights = CpuWeightConversion::kLinear);
 
 // Parses the file's current text into v1 units, so "is it already set?" compares
 // values, not spellings ("max" == -1, "0-3" == "0,1,2,3", v2 weight -> shares is
 // not invertible exactly: compare rendered text for shares instead).
-Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view text);
+Result<KnobValue> parseKnob(Knob knob, CgroupVersion version, std::string_view text,
+                            CpuWeightConversion weights = CpuWeightConversion::kLinear);
 
 // Which knobs this kernel has, probed once at the kubepods root.
 class KnobSupport {

@@ -51,10 +51,12 @@ std::vector<CgroupWrite> planRestore(const RestoreInput& in) {
     if (!in.support.has(knob)) return;
     out.push_back(CgroupWrite{dir, knob, std::move(v), kOwnerRestore, why});
   };
-  const KnobValue fullCpus = in.layout.version() == CgroupVersion::kV2
-                                 ? KnobValue::ofCpus({})
-                                 : KnobValue::ofCpus(in.fullCpus);
-  const bool cpusKnown = in.layout.version() == CgroupVersion::kV2 || !in.fullCpus.empty();
+  // The full set on both versions. On v2 the kubelet leaves cpuset.cpus empty (the
+  // parent's), but a cgroup with tasks cannot go back to empty once it held CPUs: the
+  // kernel refuses it (ENOSPC, cpuset's validate_change; seen on runc's containers in
+  // the v2-node rig). The command leaves alone the v2 cpusets still empty (never ours).
+  const KnobValue fullCpus = KnobValue::ofCpus(in.fullCpus);
+  const bool cpusKnown = !in.fullCpus.empty();
 
   // Memory QoS and GroupIdentity: every dir they write, back to the kernel's defaults.
   auto defaults = [&](const std::string& dir, bool container) {

@@ -63,7 +63,7 @@ struct RestoreInput {
   // nullopt: the kubelet could not be asked; per-pod limits are unknown and those
   // knobs are left alone (the caller says so).
   std::optional<std::vector<Pod>> pods;
-  // The CPUs a cpuset gets back on v1 (the kubepods dir's); ignored on v2.
+  // The CPUs a cpuset gets back (the kubepods dir's; on v2 those in force there).
   std::vector<int> fullCpus;
   // Dirs found on disk under the besteffort dir (cpuset hierarchy): pods and their
   // containers, relative to the hierarchy root.

@@ -96,6 +96,7 @@ const std::vector<std::string> kOwnFlags = {"dry-run",
                                             "eviction-grace-period-seconds",
                                             "node-allocatable-memory",
                                             "memory-qos-v1-soft-limit",
+                                            "cpu-weight-conversion",
                                             "resctrl-mount",
                                             "resctrl-state-file",
                                             "resctrl-adopt-groups",
@@ -135,6 +136,7 @@ std::string sampleValue(const std::string& usage, const std::string& name) {
   if (name == "runtime-hooks-plugin-failure-policy") return "Fail";
   if (name == "runtime-hooks-failure-policy") return "Fail";
   if (name == "runtime-hooks-network") return "tcp";
+  if (name == "cpu-weight-conversion") return "quadratic";
   if (name == "runtime-hooks-disable-stages") return "PreStartContainer,PostStopContainer";
   if (type == "quantity") return "62Gi";
   return "x";

@@ -156,16 +156,18 @@ TEST_CASE(
   CHECK(p["kubepods/besteffort cpu.cfs_quota_us"] == "-1");
 }
 
-TEST_CASE("on cgroup v2 a cpuset goes back to empty: the parent's, as the kubelet leaves it",
-          "[restore]") {
+TEST_CASE(
+    "on cgroup v2 a cpuset goes back to the full set: a cgroup with tasks cannot take an "
+    "empty one",
+    "[restore]") {
   RestoreScope s;
   s.cpuSuppress = true;
   RestoreInput in = node(s);
   in.layout = CgroupLayout(CgroupVersion::kV2, CgroupDriver::kSystemd);
   in.besteffortDirs = {"kubepods.slice/kubepods-besteffort.slice/x"};
   auto p = plan(in);
-  CHECK(p["kubepods.slice/kubepods-besteffort.slice cpuset.cpus"] == "");
-  CHECK(p["kubepods.slice/kubepods-besteffort.slice/x cpuset.cpus"] == "");
+  CHECK(p["kubepods.slice/kubepods-besteffort.slice cpuset.cpus"] == "0-3");
+  CHECK(p["kubepods.slice/kubepods-besteffort.slice/x cpuset.cpus"] == "0-3");
   CHECK(p["kubepods.slice/kubepods-besteffort.slice cpu.cfs_quota_us"] == "max");
 }
 
