@@ -26,7 +26,7 @@
 # Environment:
 #   KOORDLET_NODE_HOST_BINARIES  host executables copied with their libraries and run in
 #                                the guest (default: /usr/bin/curl)
-#   KOORDLET_NODE_PAYLOAD        a script payload.sh also runs, after its NRI check (optional)
+#   KOORDLET_NODE_PAYLOAD        a script payload.sh also runs, after its ctr container (optional)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

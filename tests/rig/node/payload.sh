@@ -1,8 +1,9 @@
 #!/bin/sh
 # The node guest's payload (koordlet-payload.service, started after multi-user.target):
 # versions, containerd's socket and NRI's, a container through ctr with runc's systemd
-# cgroup driver (where does it land?), a host (bookworm) binary on the guest's glibc,
-# then the timings, "KOORDLET-RIG-RESULT rc=<n>" and a forced poweroff.
+# cgroup driver (where does it land?), the test's own payload (KOORDLET_NODE_PAYLOAD of
+# make-node-image.sh), the host (bookworm) binaries on the guest's glibc, then the
+# timings, "KOORDLET-RIG-RESULT rc=<n>" and a forced poweroff.
 # Output goes to the serial console (the unit's TTYPath); boot-node.sh reads it.
 set -u
 rc=0
@@ -41,10 +42,6 @@ echo "KOORDLET-NODE cgroup: $(stat -fc %T /sys/fs/cgroup) controllers=[$(cat /sy
 echo "KOORDLET-NODE overlay: $(grep -qw overlay /proc/filesystems && echo available || echo missing)" \
   "modules=[$(cut -d' ' -f1 /proc/modules | tr '\n' ' ')]"
 echo "KOORDLET-NODE containerd cgroup: $(cat "/proc/$(systemctl show -P MainPID containerd.service)/cgroup")"
-if [ -x /koordlet/custom-payload.sh ]; then
-  /koordlet/custom-payload.sh || fail "custom payload rc=$?"
-fi
-
 # A container with runc's systemd cgroup driver, named as the kubelet's systemd driver
 # names a BE pod's container: slice kubepods-besteffort-pod<uid>.slice, prefix
 # cri-containerd. runc asks PID 1 (over /run/systemd/private, no dbus) for the scope.
@@ -65,10 +62,17 @@ else
   fail "ctr images import"
 fi
 
+# The test's own payload, with containerd serving and the image in k8s.io (CRI's
+# namespace) for its pods.
+if [ -x /koordlet/custom-payload.sh ]; then
+  /koordlet/custom-payload.sh || fail "custom payload rc=$?"
+fi
+
 # Host binaries, built against the host's (older) glibc, on the guest's glibc with
 # their other libraries from /koordlet/host/lib.
 for b in /koordlet/host/bin/*; do
   [ -x "$b" ] || continue
+  case "$b" in *_test) continue ;; esac  # Catch2's --version exits 255
   out=$(LD_LIBRARY_PATH=/koordlet/host/lib "$b" --version 2>&1)
   r=$?
   echo "KOORDLET-NODE host binary $(basename "$b") rc=$r: $(echo "$out" | head -n 1)"
@@ -88,5 +92,8 @@ failed=$(systemctl --failed --no-legend --plain 2>/dev/null | awk '{print $1}' |
 echo "KOORDLET-NODE failed units: [${failed}]"
 echo "KOORDLET-NODE memory: $(awk '/MemTotal|MemAvailable/ {printf "%s %d MiB  ", $1, $2/1024}' /proc/meminfo)"
 echo "KOORDLET-RIG-RESULT rc=$rc"
+# What a failed test left running (a container's sleep ignores SIGTERM: systemd-shutdown
+# would wait 90 s for it): every process but PID 1 and this shell.
+kill -KILL -1 2>/dev/null
 # -f: straight to systemd-shutdown (kill, unmount, power off), no ordered stop.
 systemctl poweroff -f

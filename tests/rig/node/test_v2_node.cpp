@@ -1,0 +1,582 @@
+// The node scene of the v2-node rig (tests/rig/node/, meson test `v2-node`): runs inside
+// the guest boot-node.sh boots, a cgroup v2 node with systemd as PID 1, Debian's
+// containerd 2.x (NRI on) and runc with the systemd cgroup driver. Everything here is
+// real but the kubelet and the API server (stand-ins in this process, speaking their
+// wire format): pods and containers are made through CRI as the kubelet makes them
+// (tests/support/cri_client.h), so their cgroups are runc's, inside slices systemd owns.
+//
+// One agent, one scene, in the order a node lives it (each boot is ~20 s of TCG, so the
+// steps share it; each step's failure message says what it saw):
+//   1. the kubelet's QoS slices (systemctl, as its systemd driver asks PID 1), and a BE
+//      pod made before the agent runs: the kubelet's values;
+//   2. the agent registers with containerd's NRI; a BE pod with batch resources then
+//      starts with the agent's values (the container prints its own cgroup files);
+//   3. an LS pod: CPU burst on cpu.max.burst (5.14+; the degraded form before), memory
+//      QoS (memory.min/low/high), usage and PSI series; the reconciler brings the first
+//      BE pod to the batch values; suppress writes the besteffort slice's cpu.max;
+//   4. systemd rewrites the slices (daemon-reload; set-property as the kubelet's QoS
+//      manager does): whatever it reset is repaired, and the time it took is printed;
+//   5. the node's memory over a NodeSLO threshold: BE pods evicted through the API,
+//      never the LS pod;
+//   6. the agent stopped, `koordlet restore`: the knobs back to the kubelet's values.
+// Real time: every wait is a poll with a deadline sized for TCG on a loaded host.
+#include <catch2/catch.hpp>
+
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/agent_process.h"
+#include "tests/support/cri_client.h"
+#include "tests/support/http_get.h"
+#include "tests/support/kernel_release.h"
+#include "tests/support/poll.h"
+#include "tests/support/temp_tree.h"
+#include "tests/support/test_apiserver.h"
+#include "tests/support/test_kubelet.h"
+
+namespace test_rig_v2_node {
+
+namespace {
+
+using koord::test::AgentProcess;
+using koord::test::CriClient;
+using koord::test::readTextFile;
+using koord::test::TempTree;
+using koord::test::TestApiServer;
+using koord::test::TestKubelet;
+using koord::test::waitFor;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kLimit = 90s;  // TCG: an agent round or a CRI call can take seconds
+const std::string kNode = "koordlet-node";
+const std::string kImage = "docker.io/koordlet-test/busybox:1";
+const std::string kCgroup = "/sys/fs/cgroup/";
+const std::string kKubepods = kCgroup + "kubepods.slice";
+const std::string kBeSlice = kKubepods + "/kubepods-besteffort.slice";
+const std::string kBurstableSlice = kKubepods + "/kubepods-burstable.slice";
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+struct Command {
+  int rc = -1;
+  std::string output;
+};
+
+// `cmd` through sh, stdout and stderr together.
+Command sh(const std::string& cmd) {
+  Command c;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return c;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) c.output.append(buf.data(), n);
+  const int status = ::pclose(p);
+  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return c;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// A cgroup file's content without its newline; "<absent>" when it cannot be read.
+std::string knob(const std::string& dir, const std::string& file) {
+  std::ifstream in(dir + "/" + file);
+  if (!in) return "<absent>";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return trimmed(ss.str());
+}
+
+// The kubelet's systemd driver: the pod's slice under its QoS slice, the uid's dashes
+// written as '_' (a '-' separates slice levels).
+std::string sliceUid(std::string uid) {
+  for (char& c : uid) {
+    if (c == '-') c = '_';
+  }
+  return uid;
+}
+std::string podSlice(const std::string& qos, const std::string& uid) {
+  return "kubepods-" + qos + "-pod" + sliceUid(uid) + ".slice";
+}
+std::string podDir(const std::string& qos, const std::string& uid) {
+  return (qos == "besteffort" ? kBeSlice : kBurstableSlice) + "/" + podSlice(qos, uid);
+}
+
+// What the container prints the moment it starts: its own cgroup's files (containerd
+// gives each container a private cgroup namespace on v2, so /sys/fs/cgroup is its own).
+const std::vector<std::string> kShowCgroup = {
+    "/bin/sh", "-c",
+    "echo weight=$(cat /sys/fs/cgroup/cpu.weight) max=$(cat /sys/fs/cgroup/cpu.max) "
+    "memory=$(cat /sys/fs/cgroup/memory.max); exec sleep 2147483647"};
+
+// batch-cpu 1k, batch-memory 64Mi as the agent sets them with suppress's cfsQuota policy
+// (the container's quota -1: the besteffort slice's cpu.max governs): shares 1024, which
+// runc's systemd driver hands PID 1 as a CPUWeight by its own conversion (runc 1.3:
+// ceil(10^((l^2 + 125 l) / 612 - 7/34)), l = log2(shares): 100; before it the linear
+// 1 + (s - 2) x 9999 / 262142: 39), no quota, 64 MiB. The reconciler writing cpu.weight
+// itself must use the same conversion, or the pods it repairs differ from those runc made.
+const std::string kBatchWeight = "100";
+const std::string kBatchValues = "weight=" + kBatchWeight + " max=max 100000 memory=67108864";
+const std::string kKubeletBeValues = "weight=1 max=max 100000 memory=max";
+
+const std::string kBatchSpec =
+    R"({"containers":{"stress":{"requests":{"kubernetes.io/batch-cpu":"1k",)"
+    R"("kubernetes.io/batch-memory":"64Mi"},"limits":{"kubernetes.io/batch-cpu":"1k",)"
+    R"("kubernetes.io/batch-memory":"64Mi"}}}})";
+const std::map<std::string, std::string> kBeLabels = {{"koordinator.sh/qosClass", "BE"}};
+const std::map<std::string, std::string> kBeAnnotations = {
+    {"node.koordinator.sh/extended-resource-spec", kBatchSpec}};
+const std::map<std::string, std::string> kLsLabels = {{"koordinator.sh/qosClass", "LS"}};
+
+struct CriPod {
+  std::string name, uid, qos, sandboxId, containerId, logPath;
+  runtime::v1::PodSandboxConfig sandbox;
+  std::string dir() const { return podDir(qos, uid); }
+  std::string containerDir() const { return dir() + "/cri-containerd-" + containerId + ".scope"; }
+};
+
+// The pod as the kubelet lists it on /pods/.
+json podJson(const CriPod& p) {
+  json status = {{"name", "stress"}, {"ready", true}, {"restartCount", 0}};
+  if (!p.containerId.empty()) status["containerID"] = "containerd://" + p.containerId;
+  json meta = {{"name", p.name}, {"namespace", "default"}, {"uid", p.uid}};
+  json container = {{"name", "stress"}, {"image", kImage}};
+  json spec;
+  std::string kubeQos;
+  if (p.qos == "besteffort") {
+    meta["labels"] = kBeLabels;
+    meta["annotations"] = kBeAnnotations;
+    const json batch = {{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "64Mi"}};
+    container["resources"] = {{"limits", batch}, {"requests", batch}};
+    spec = {{"priorityClassName", "koord-batch"}, {"priority", 5000}};
+    kubeQos = "BestEffort";
+  } else {
+    meta["labels"] = kLsLabels;
+    container["resources"] = {{"requests", {{"cpu", "1"}, {"memory", "64Mi"}}},
+                              {"limits", {{"cpu", "2"}, {"memory", "128Mi"}}}};
+    spec = {{"priorityClassName", "koord-prod"}, {"priority", 9000}};
+    kubeQos = "Burstable";
+  }
+  spec["containers"] = json::array({container});
+  spec["nodeName"] = kNode;
+  return {
+      {"metadata", meta},
+      {"spec", spec},
+      {"status", {{"phase", "Running"}, {"qosClass", kubeQos}, {"containerStatuses", {status}}}}};
+}
+
+// The sandbox and one container, as the kubelet's systemd driver asks for them.
+CriPod runPod(CriClient& cri, const TempTree& tmp, const std::string& name, const std::string& uid,
+              const std::string& qos) {
+  CriPod p;
+  p.name = name;
+  p.uid = uid;
+  p.qos = qos;
+  const std::string logDir = tmp.path("pods/default_" + name + "_" + uid);
+  std::filesystem::create_directories(logDir);
+  const bool be = qos == "besteffort";
+  p.sandbox = koord::test::kubeletSandbox(
+      name, "default", uid, podSlice(qos, uid), logDir, be ? kBeLabels : kLsLabels,
+      be ? kBeAnnotations : std::map<std::string, std::string>{});
+  p.sandboxId = cri.runPodSandbox(p.sandbox);
+  runtime::v1::LinuxContainerResources r;
+  r.set_cpu_period(100000);
+  if (be) {  // BestEffort: shares 2, no quota, no limit
+    r.set_cpu_shares(2);
+    r.set_oom_score_adj(1000);
+  } else {  // requests cpu 1, memory 64Mi; limits cpu 2, memory 128Mi
+    r.set_cpu_shares(1024);
+    r.set_cpu_quota(200000);
+    r.set_memory_limit_in_bytes(128 << 20);
+    r.set_oom_score_adj(968);
+  }
+  p.containerId = cri.createContainer(
+      p.sandboxId, koord::test::kubeletContainer("stress", kImage, kShowCgroup, p.sandbox, r),
+      p.sandbox);
+  cri.startContainer(p.containerId);
+  p.logPath = logDir + "/stress/0.log";
+  return p;
+}
+
+// The line the container printed at its start, from its CRI log ("<time> stdout F <line>").
+std::string waitPrinted(const CriPod& p) {
+  std::string got;
+  waitFor(kLimit, [&]() -> std::string {
+    std::istringstream in(readTextFile(p.logPath));
+    for (std::string line; std::getline(in, line);) {
+      const auto at = line.find(" stdout F ");
+      if (at != std::string::npos) got = line.substr(at + 10);
+    }
+    return got.empty() ? "nothing printed yet" : "";
+  });
+  return got;
+}
+
+std::string body(uint16_t port, const std::string& path) {
+  auto r = koord::test::httpGet(port, path);
+  return r ? r->body : "no reply";
+}
+
+// The first sample line of `metric` with every label of `labels` (exposition text).
+std::optional<double> sample(const std::string& metrics, const std::string& metric,
+                             const std::vector<std::string>& labels) {
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(metric + "{", 0) != 0) continue;
+    bool all = true;
+    for (const auto& l : labels) all = all && line.find(l) != std::string::npos;
+    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return std::nullopt;
+}
+
+int64_t memInfoKiB(const std::string& field) {
+  std::istringstream in(readTextFile("/proc/meminfo"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return 0;
+}
+
+json nodeSlo(const json& threshold) {
+  return {
+      {"apiVersion", "slo.koordinator.sh/v1alpha1"},
+      {"kind", "NodeSLO"},
+      {"metadata", {{"name", kNode}}},
+      {"spec",
+       {{"resourceUsedThresholdWithBE", threshold},
+        {"cpuBurstStrategy",
+         {{"policy", "cpuBurstOnly"}, {"cpuBurstPercent", 50}, {"sharePoolThresholdPercent", 100}}},
+        {"resourceQOSStrategy",
+         {{"lsClass",
+           {{"memoryQOS",
+             {{"enable", true},
+              {"minLimitPercent", 50},
+              {"lowLimitPercent", 75},
+              {"throttlingPercent", 50}}}}}}}}}};
+}
+
+const json kSuppressOnly = {{"enable", true},
+                            {"cpuSuppressPolicy", "cfsQuota"},
+                            {"cpuSuppressThresholdPercent", 65},
+                            {"memoryEvictThresholdPercent", 99}};
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "on a cgroup v2 node with systemd and containerd 2.x the agent's NRI values, QoS knobs, "
+    "evictions and restore land in runc's cgroups, and survive systemd rewriting its slices",
+    "[v2node]") {
+  struct statfs fs {};
+  REQUIRE(::statfs(kCgroup.c_str(), &fs) == 0);
+  REQUIRE(fs.f_type == 0x63677270);  // CGROUP2_SUPER_MAGIC: the unified hierarchy only
+  REQUIRE(std::filesystem::read_symlink("/proc/1/exe") == "/usr/lib/systemd/systemd");
+  const std::string bin = env("KOORDLET_BIN");
+  REQUIRE(!bin.empty());
+  const bool burst = koord::test::kernelHasCpuBurst();
+  utsname u{};
+  ::uname(&u);
+
+  CriClient cri("/run/containerd/containerd.sock", 120s);
+  const auto version = cri.version();
+  WARN("v2-node: kernel " << u.release << ", runtime " << version.runtime_name() << " "
+                          << version.runtime_version() << " (CRI " << version.runtime_api_version()
+                          << "), " << trimmed(sh("runc --version | head -n 1").output) << ", "
+                          << trimmed(sh("systemctl --version | head -n 1").output));
+  TempTree tmp;
+  auto journal = [] { return sh("journalctl -b --no-pager -n 40 -u containerd").output; };
+
+  // 1. The kubelet's QoS slices, as its systemd driver makes them: units PID 1 owns,
+  //    besteffort at CPUWeight 1 (shares 2).
+  for (const char* s :
+       {"kubepods.slice", "kubepods-burstable.slice", "kubepods-besteffort.slice"}) {
+    Command c = sh(std::string("systemctl start ") + s);
+    INFO("systemctl start " << s << ": " << c.output);
+    REQUIRE(c.rc == 0);
+  }
+  Command prop = sh("systemctl set-property --runtime kubepods-besteffort.slice CPUWeight=1");
+  INFO(prop.output);
+  REQUIRE(prop.rc == 0);
+  CHECK(knob(kBeSlice, "cpu.weight") == "1");
+
+  const std::string controlUid = "6f0c9d1e-2b3a-4c5d-8e7f-90a1b2c3d4e5";
+  const std::string beUid = "7a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d";
+  const std::string lsUid = "8b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e";
+  CriPod control;
+  try {
+    control = runPod(cri, tmp, "be-control", controlUid, "besteffort");
+  } catch (const std::exception& e) {
+    FAIL(e.what() << "\n" << journal());
+  }
+  CHECK(waitPrinted(control) == kKubeletBeValues);
+  REQUIRE(std::filesystem::is_directory(control.containerDir()));
+
+  // 2. The stand-ins and the agent.
+  TestKubelet kubelet;
+  CriPod be, ls;
+  auto list = [&] {
+    json items = json::array();
+    for (const CriPod* p : {&control, &be, &ls}) {
+      if (!p->uid.empty()) items.push_back(podJson(*p));
+    }
+    kubelet.setBody(json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}}.dump());
+  };
+  be.name = "be-demo";  // listed before its container exists, as the kubelet lists it
+  be.uid = beUid;
+  be.qos = "besteffort";
+  list();
+  TestApiServer api;
+  const int64_t memTotal = memInfoKiB("MemTotal") * 1024;
+  api.put(
+      "nodes",
+      {{"metadata", {{"name", kNode}}},
+       {"status",
+        {{"capacity", {{"cpu", "2"}, {"memory", std::to_string(memTotal)}, {"pods", "110"}}},
+         {"allocatable", {{"cpu", "2"}, {"memory", std::to_string(memTotal)}, {"pods", "110"}}}}}});
+  api.put("nodeslos", nodeSlo(kSuppressOnly));
+  tmp.write("kubeconfig",
+            "apiVersion: v1\nkind: Config\ncurrent-context: n\nclusters:\n- name: c\n"
+            "  cluster:\n    server: " +
+                api.url() +
+                "\ncontexts:\n- name: n\n  context: {cluster: c, user: u}\n"
+                "users:\n- name: u\n  user:\n    token: t\n");
+  const std::vector<std::string> flags = {
+      "--addr=127.0.0.1:0",
+      "--kubeconfig=" + tmp.path("kubeconfig"),
+      "--kubelet-addr=127.0.0.1",
+      "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+      "--kubelet-insecure-tls=true",
+      "--kubelet-sync-interval=1s",
+      "--collect-res-used-interval=1s",
+      "--reconcile-interval-seconds=1",
+      "--runtime-hooks-reconcile-interval=1s",
+      "--cpu-suppress-interval-seconds=1",
+      "--resource-verify-seconds=2",
+      "--psi-collector-interval=1s",
+      "--runtime-hooks-nri-backoff-duration=200ms",
+      "--feature-gates=BEMemoryEvict=true,PSICollector=true,CgroupReconcile=true",
+      "--sys-root-dir=/sys/",
+      "--proc-root-dir=/proc/",
+      "--var-run-root-dir=/var/run/",
+      "--audit-log-dir=" + tmp.path("audit"),
+      "--v=4"};
+  auto agent = std::make_unique<AgentProcess>(bin, flags, tmp.path("agent.log"), kNode);
+  auto fail = [&](const std::string& what) {
+    FAIL(what << "\n--- agent log (tail) ---\n"
+              <<
+         [&] {
+           std::string l = agent ? agent->log() : "";
+           return l.substr(l.size() > 8000 ? l.size() - 8000 : 0);
+         }() << "\n--- containerd ---\n"
+              << journal());
+  };
+  const auto port = agent->waitForServingPort(kLimit);
+  if (!port) fail("the agent did not start serving");
+  std::string why = waitFor(kLimit, [&]() -> std::string {
+    const std::string r = body(*port, "/readyz");
+    return r.find("nri: connected to containerd") != std::string::npos ? "" : r;
+  });
+  if (!why.empty()) fail("the agent never registered with containerd's NRI: " + why);
+
+  // A BE pod made now starts with the agent's values: only the NRI adjustment can have
+  // put them there (the kubelet stand-in lists no container for it yet).
+  try {
+    be = runPod(cri, tmp, "be-demo", beUid, "besteffort");
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  const std::string printed = waitPrinted(be);
+  if (printed != kBatchValues) fail("the BE container started with '" + printed + "'");
+
+  // 3. The LS pod; the kubelet now lists every container.
+  try {
+    ls = runPod(cri, tmp, "ls-demo", lsUid, "burstable");
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  list();
+  for (const CriPod* p : {&control, &be, &ls}) api.put("pods", podJson(*p));  // evictions' targets
+  // The reconciler: the BE pod made before the agent gets the batch values.
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string got = "weight=" + knob(control.containerDir(), "cpu.weight") +
+                            " max=" + knob(control.containerDir(), "cpu.max") +
+                            " memory=" + knob(control.containerDir(), "memory.max");
+    return got == kBatchValues ? "" : got;
+  });
+  INFO("the reconciler left the first BE container at " << why);
+  CHECK(why.empty());  // the scene goes on: the later steps do not depend on it
+  // The NRI values and the reconciler's agree with runc's: the container keeps them.
+  CHECK(knob(be.containerDir(), "cpu.weight") == kBatchWeight);
+
+  // CPU burst: 50 % of the LS container's 200 ms quota.
+  if (burst) {
+    why = waitFor(kLimit, [&]() -> std::string {
+      const std::string b = knob(ls.containerDir(), "cpu.max.burst");
+      return b == "100000"
+                 ? ""
+                 : "cpu.max.burst " + b + ", cpu.max " + knob(ls.containerDir(), "cpu.max");
+    });
+    if (!why.empty()) fail("burst: " + why);
+  } else {  // before 5.14: no knob, and the agent says so rather than failing rounds
+    CHECK(knob(ls.containerDir(), "cpu.max.burst") == "<absent>");
+  }
+  // Memory QoS of lsClass: min 50 % and low 75 % of the 64 MiB request, high halfway
+  // from the request to the 128 MiB limit.
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string got = knob(ls.containerDir(), "memory.min") + " " +
+                            knob(ls.containerDir(), "memory.low") + " " +
+                            knob(ls.containerDir(), "memory.high") + " pod " +
+                            knob(ls.dir(), "memory.min") + " " + knob(ls.dir(), "memory.low");
+    return got == "33554432 50331648 100663296 pod 33554432 50331648" ? "" : got;
+  });
+  if (!why.empty()) fail("memory QoS: " + why);
+  CHECK(knob(ls.containerDir(), "memory.max") == "134217728");  // the kubelet's, untouched
+  // Suppress (cfsQuota): the besteffort slice gets a quota.
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string q = knob(kBeSlice, "cpu.max");
+    return q.rfind("max", 0) != 0 && q.find(" 100000") != std::string::npos ? "" : q;
+  });
+  if (!why.empty()) fail("suppress left the besteffort slice at cpu.max " + why);
+  // Usage and PSI of runc's cgroups, by pod.
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string m = body(*port, "/metrics");
+    for (const char* pod : {"ls-demo", "be-demo", "be-control"}) {
+      const std::string label = std::string("pod_name=\"") + pod + "\"";
+      if (!sample(m, "koordlet_pod_memory_usage_bytes", {label})) {
+        return std::string("no memory usage of ") + pod;
+      }
+      if (!sample(m, "koordlet_container_cpu_usage_cores", {label})) {
+        return std::string("no container cpu usage of ") + pod;
+      }
+      if (!sample(m, "koordlet_pod_psi", {label})) {
+        return std::string("no PSI of ") + pod;
+      }
+    }
+    return "";
+  });
+  if (!why.empty()) fail("usage: " + why);
+
+  // 4. systemd rewrites what it owns. daemon-reload re-applies every unit's cgroup
+  //    properties; set-property (the kubelet's QoS manager updating a slice) re-applies
+  //    one unit's. Whatever they reset of the agent's values comes back.
+  const std::string suppressed = knob(kBeSlice, "cpu.max");
+  const std::string controlMax = knob(control.containerDir(), "cpu.max");
+  for (const std::string& rewrite :
+       {std::string("systemctl daemon-reload"),
+        std::string("systemctl set-property --runtime kubepods-besteffort.slice CPUWeight=1"),
+        "systemctl set-property --runtime " + podSlice("besteffort", controlUid) +
+            " CPUWeight=1"}) {
+    const auto t0 = Clock::now();
+    Command c = sh(rewrite);
+    INFO(rewrite << ": " << c.output);
+    REQUIRE(c.rc == 0);
+    const double took = msSince(t0);
+    // What systemd left right after the call (it writes before it answers).
+    const std::string slice = knob(kBeSlice, "cpu.max");
+    const std::string container = knob(control.containerDir(), "cpu.max");
+    std::ostringstream seen;
+    seen << rewrite << " (" << took << " ms): besteffort cpu.max " << suppressed << " -> " << slice
+         << ", be-control cpu.max " << controlMax << " -> " << container;
+    auto repaired = [&](const std::string& dir, const std::string& want) {
+      const auto start = Clock::now();
+      const std::string w = waitFor(
+          kLimit,
+          [&]() -> std::string {
+            const std::string v = knob(dir, "cpu.max");
+            return v.rfind("max", 0) != 0 && (want.empty() || v == want) ? "" : v;
+          },
+          10ms);
+      return std::make_pair(w, msSince(start) + took);
+    };
+    if (slice.rfind("max", 0) == 0) {
+      auto [w, ms] = repaired(kBeSlice, "");
+      if (!w.empty()) fail(seen.str() + "; the besteffort quota not repaired: " + w);
+      seen << "; besteffort repaired " << ms << " ms after the call began";
+    }
+    if (container != controlMax) {
+      auto [w, ms] = repaired(control.containerDir(), controlMax);
+      if (!w.empty()) fail(seen.str() + "; be-control's quota not repaired: " + w);
+      seen << "; be-control repaired " << ms << " ms after";
+    }
+    WARN("v2-node systemd: " << seen.str());
+  }
+
+  // 5. Memory over the eviction threshold: the node's use now, as the agent reads it
+  //    (MemTotal - MemAvailable of the Node's capacity), and a threshold under it.
+  const int64_t usedPercent =
+      (memInfoKiB("MemTotal") - memInfoKiB("MemAvailable")) * 100 / memInfoKiB("MemTotal");
+  REQUIRE(usedPercent >= 4);
+  json evict = kSuppressOnly;
+  evict["memoryEvictThresholdPercent"] = usedPercent - 2;
+  evict["memoryEvictLowerPercent"] = usedPercent - 3;
+  api.put("nodeslos", nodeSlo(evict));
+  std::vector<std::string> evicted;
+  why = waitFor(kLimit, [&]() -> std::string {
+    evicted.clear();
+    for (const auto& r : api.requests()) {
+      if (r.resource == "pods/eviction") evicted.push_back(r.target);
+    }
+    return evicted.empty() ? "no eviction (node at " + std::to_string(usedPercent) + " %)" : "";
+  });
+  if (!why.empty()) fail(why);
+  for (const auto& target : evicted) {
+    INFO(target);
+    CHECK(target.find("/pods/ls-demo/") == std::string::npos);
+    CHECK((target.find("/pods/be-demo/") != std::string::npos ||
+           target.find("/pods/be-control/") != std::string::npos));
+  }
+  api.put("nodeslos", nodeSlo(kSuppressOnly));
+
+  // 6. The agent stopped, restore with its flags: the kubelet's values back.
+  CHECK(agent->terminate(30s) == 0);
+  agent.reset();
+  std::vector<std::string> restore = {bin, "restore"};
+  restore.insert(restore.end(), flags.begin(), flags.end());
+  std::string line;
+  for (const auto& a : restore) line += "'" + a + "' ";
+  Command r = sh(line);
+  INFO("restore: " << r.output);
+  CHECK(r.rc == 0);
+  CHECK(knob(kBeSlice, "cpu.max") == "max 100000");
+  CHECK(knob(ls.containerDir(), "memory.min") == "0");
+  CHECK(knob(ls.containerDir(), "memory.high") == "max");
+  if (burst) CHECK(knob(ls.containerDir(), "cpu.max.burst") == "0");
+  CHECK(knob(control.containerDir(), "cpu.weight") == "1");
+  CHECK(knob(control.containerDir(), "memory.max") == "max");
+
+  for (const CriPod* p : {&control, &be, &ls}) {
+    cri.stopContainer(p->containerId, 0);
+    cri.removeContainer(p->containerId);
+    cri.stopPodSandbox(p->sandboxId);
+    cri.removePodSandbox(p->sandboxId);
+  }
+  // runc's scopes and the kubelet's pod slices are systemd's to remove.
+  CHECK(!std::filesystem::exists(control.containerDir()));
+}
+
+}  // namespace test_rig_v2_node

@@ -1,0 +1,16 @@
+#!/bin/sh
+# The v2-node test's part of the guest payload (make-node-image.sh copies it to
+# /koordlet/custom-payload.sh; payload.sh runs it once containerd answers and the test
+# image is imported): the node scene (test_v2_node.cpp) with the agent beside it, both
+# host binaries on the guest's glibc. Its figures and versions go to the console as
+# KOORDLET-NODE lines (boot-node.sh prints those); the whole output only on failure.
+export LD_LIBRARY_PATH=/koordlet/host/lib
+export KOORDLET_BIN=/koordlet/host/bin/koordlet
+/koordlet/host/bin/v2_node_test --use-colour no --durations yes >/tmp/v2-node.log 2>&1
+rc=$?
+grep -a 'v2-node\|test cases\|assertions\| s: ' /tmp/v2-node.log | sed 's/^/KOORDLET-NODE test: /'
+if [ $rc -ne 0 ]; then
+  echo "KOORDLET-NODE-FAIL v2_node_test rc=$rc; its output:"
+  cat /tmp/v2-node.log
+fi
+exit $rc
