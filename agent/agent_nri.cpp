@@ -145,7 +145,9 @@ std::string Agent::nriSummary() const {
       char events[16];
       std::snprintf(events, sizeof events, "0x%x", static_cast<unsigned>(st.events));
       out << "connected to " << (st.runtimeName.empty() ? "runtime" : st.runtimeName) << " "
-          << st.runtimeVersion << ", events " << events;
+          << st.runtimeVersion << " (NRI "
+          << (st.runtimeNriVersion.empty() ? "before v0.12" : st.runtimeNriVersion) << "), events "
+          << events;
       break;
     }
     case nri::NriState::kWaiting:
@@ -157,7 +159,8 @@ std::string Agent::nriSummary() const {
       out << nri::toString(st.state)
           << (st.lastError.empty() ? "" : " (last error: " + st.lastError + ")");
   }
-  out << "; " << st.connects << " connects, " << st.disconnects << " disconnects";
+  out << "; " << st.perEventCalls << " per-event calls, " << st.stateChangeCalls << " StateChange; "
+      << st.connects << " connects, " << st.disconnects << " disconnects";
   return out.str();
 }
 

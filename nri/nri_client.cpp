@@ -79,6 +79,9 @@ struct NriClient::Impl {
   asio::steady_timer retryTimer{io};
   asio::steady_timer registrationTimer{io};
   std::unique_ptr<PluginSession> session;
+  // Events of the sessions that ended (client thread only; NriStatus adds the current).
+  uint64_t endedPerEventCalls = 0;
+  uint64_t endedStateChangeCalls = 0;
   uint64_t generation = 0;  // bumps on every close: stale completions are ignored
   WriteQueue writeQueue{config.writeLimits};
   bool writing = false;
@@ -211,18 +214,22 @@ struct NriClient::Impl {
   void noteProgress() {
     if (session->phase() != PluginSession::Phase::kSynchronized) return;
     std::lock_guard lock(mu);
+    st.perEventCalls = endedPerEventCalls + session->stats().perEventCalls;
+    st.stateChangeCalls = endedStateChangeCalls + session->stats().stateChangeCalls;
     if (st.state == NriState::kConnected) return;
     st.state = NriState::kConnected;
     ++st.connects;
     st.lastError.clear();
     st.runtimeName = session->runtimeName();
     st.runtimeVersion = session->runtimeVersion();
+    st.runtimeNriVersion = session->runtimeNriVersion();
     st.events = session->subscribedEvents();
     streakLogged = false;
     lastLoggedFailure.clear();
     KLOG_INFO << "NRI connected to " << (launched() ? "the launching runtime" : config.socketPath)
-              << " (runtime " << st.runtimeName << " " << st.runtimeVersion << ", events 0x"
-              << std::hex << st.events << std::dec << ")";
+              << " (runtime " << st.runtimeName << " " << st.runtimeVersion << ", NRI "
+              << (st.runtimeNriVersion.empty() ? "before v0.12" : st.runtimeNriVersion)
+              << ", events 0x" << std::hex << st.events << std::dec << ")";
   }
 
   // All socket writes go through this queue, one async_write at a time, so the
@@ -285,6 +292,10 @@ struct NriClient::Impl {
       socket->close(ignored);
     }
     socket.reset();
+    if (session) {  // what noteProgress mirrored into st stays counted
+      endedPerEventCalls += session->stats().perEventCalls;
+      endedStateChangeCalls += session->stats().stateChangeCalls;
+    }
     session.reset();
     writeQueue.clear();
     writing = false;

@@ -77,7 +77,12 @@ struct NriStatus {
   uint64_t protocolCloses = 0;
   std::string runtimeName;
   std::string runtimeVersion;
+  std::string runtimeNriVersion;  // Configure's NRI_version; "" before NRI v0.12
   int32_t events = 0;
+  // Lifecycle events received, all sessions: by NRI v0.12's per-event methods, or
+  // by StateChange (older runtimes; newer ones warn of it as deprecated).
+  uint64_t perEventCalls = 0;
+  uint64_t stateChangeCalls = 0;
   std::chrono::nanoseconds nextRetryIn{0};  // in kWaiting
 };
 

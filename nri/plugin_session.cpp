@@ -40,8 +40,7 @@ std::string PluginSession::start() {
   api::RegisterPluginRequest req;
   req.set_plugin_name(config_.pluginName);
   req.set_plugin_idx(config_.pluginIndex);
-  // NRI_version (field 3) is left out: older runtimes skip it anyway and the Go
-  // stub of the versions we target does not send it.
+  if (!config_.nriVersion.empty()) req.set_nri_version(config_.nriVersion);
   registerPending_ = true;
   phase_ = Phase::kRegistering;
   nextStream_ = kRegisterStream + 2;
@@ -165,6 +164,7 @@ std::string PluginSession::dispatch(const std::string& method, const std::string
     if (!events) return failed(Code::kUnknown, events.error().message);
     runtimeName_ = req.runtime_name();
     runtimeVersion_ = req.runtime_version();
+    runtimeNriVersion_ = req.nri_version();
     requestTimeoutMs_ = req.request_timeout();
     events_ = *events;
     advance(Phase::kConfigured);
@@ -202,6 +202,7 @@ std::string PluginSession::dispatch(const std::string& method, const std::string
   if (method == "StateChange") {
     api::StateChangeEvent event;
     if (!event.ParseFromString(payload)) return unparsable();
+    ++stats_.stateChangeCalls;
     if (auto st = handler_->stateChange(event); !st) {
       return failed(Code::kUnknown, st.error().message);
     }
@@ -282,6 +283,7 @@ std::string PluginSession::stateChange(const std::string& method, api::Event eve
   if (!req.ParseFromString(payload)) {
     return failed(Code::kInvalidArgument, "unparsable " + method + " request");
   }
+  ++stats_.perEventCalls;
   api::StateChangeEvent ev;
   ev.set_event(event);
   if (req.has_pod()) ev.mutable_pod()->Swap(req.mutable_pod());

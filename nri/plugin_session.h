@@ -75,6 +75,10 @@ struct SyncLimits {
 struct SessionConfig {
   std::string pluginName = "koordlet_nri";
   std::string pluginIndex = "00";
+  // RegisterPlugin's NRI_version: the protocol this session speaks (NRI v0.12's
+  // per-event methods). Runtimes from NRI v0.12 log it ("registered as ... (with NRI
+  // version ...)"); older ones skip the unknown field.
+  std::string nriVersion = "v0.12.0";
   // timeout_nano sent with our requests (the Go stub sends about 2 s).
   std::chrono::nanoseconds requestTimeout = std::chrono::seconds(2);
   SyncLimits syncLimits;
@@ -113,6 +117,8 @@ class PluginSession {
   Phase phase() const { return phase_; }
   const std::string& runtimeName() const { return runtimeName_; }
   const std::string& runtimeVersion() const { return runtimeVersion_; }
+  // Configure's NRI_version: the runtime's NRI library ("" before NRI v0.12).
+  const std::string& runtimeNriVersion() const { return runtimeNriVersion_; }
   // Configure's request_timeout in ms (0: the runtime is older than NRI v0.7).
   int64_t requestTimeoutMs() const { return requestTimeoutMs_; }
   int32_t subscribedEvents() const { return events_; }
@@ -126,11 +132,16 @@ class PluginSession {
   }
 
   struct Stats {
-    uint64_t requests = 0;        // Plugin-service requests answered
-    uint64_t unimplemented = 0;   // answered code 12
-    uint64_t handlerErrors = 0;   // answered with an error status
-    uint64_t syncChunks = 0;      // Synchronize requests (more=true ones included)
-    uint64_t syncRefused = 0;     // Synchronize refused for exceeding SyncLimits
+    uint64_t requests = 0;       // Plugin-service requests answered
+    uint64_t unimplemented = 0;  // answered code 12
+    uint64_t handlerErrors = 0;  // answered with an error status
+    uint64_t syncChunks = 0;     // Synchronize requests (more=true ones included)
+    uint64_t syncRefused = 0;    // Synchronize refused for exceeding SyncLimits
+    // Pod and container lifecycle events by the way they came: NRI v0.12's per-event
+    // methods (RunPodSandbox, ...), or the StateChange that older runtimes send (and
+    // newer ones fall back to for a plugin that answers code 12).
+    uint64_t perEventCalls = 0;
+    uint64_t stateChangeCalls = 0;
     uint64_t updateReplies = 0;   // replies to our UpdateContainers calls
     uint64_t updateFailures = 0;  // of which failed (status or failed containers)
     // What the runtime sent that could not be read (a mux frame or ttrpc message over
@@ -164,6 +175,7 @@ class PluginSession {
   bool registerPending_ = false;  // RegisterPlugin (stream 1) not answered yet
   std::string runtimeName_;
   std::string runtimeVersion_;
+  std::string runtimeNriVersion_;
   int64_t requestTimeoutMs_ = 0;
   int32_t events_ = 0;
   Stats stats_;

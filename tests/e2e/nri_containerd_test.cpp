@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -329,6 +330,30 @@ TEST_CASE(
   }
 
   for (const CriPod* p : {&control, &be, &later}) removePod(cri2, *p);
+
+  // 6. The way events came: a runtime of NRI v0.12 (containerd 2.3) calls the per-event
+  //    methods (RunPodSandbox, ...) and falls back to the StateChange it warns of as
+  //    deprecated only for a plugin that answers code 12; one before v0.12 (1.7.24
+  //    here, 2.0 to 2.2) sends StateChange alone, and no NRI_version in Configure.
+  why = waitFor(kLimit, [&]() -> std::string {
+    const std::string nri = nriLine(*port);
+    unsigned long perEvent = 0, stateChange = 0;
+    const auto at = nri.find("; ");
+    if (at == std::string::npos ||
+        std::sscanf(nri.c_str() + at, "; %lu per-event calls, %lu StateChange", &perEvent,
+                    &stateChange) != 2) {
+      return "no event counts in: " + nri;
+    }
+    const bool v012 = nri.find("(NRI before v0.12)") == std::string::npos;
+    if (v012 ? perEvent == 0 || stateChange != 0 : perEvent != 0 || stateChange == 0) {
+      return std::string(v012 ? "a runtime of NRI v0.12+" : "a runtime before NRI v0.12") +
+             ", yet " + nri;
+    }
+    return "";
+  });
+  INFO(node.version());
+  CHECK(why == "");
+  WARN("the agent's " << nriLine(*port));
   CHECK(agent.terminate(10s) == 0);
 }
 

@@ -202,6 +202,28 @@ TEST_CASE("start registers on ConnID 2 stream 1 with our name and index", "[sess
   REQUIRE(reg.ParseFromString(sent[0].request.payload()));
   CHECK(reg.plugin_name() == "koordlet_nri");
   CHECK(reg.plugin_idx() == "00");
+  // The protocol level we speak, as NRI v0.12's stub sends its own (field 3; a
+  // runtime before v0.12 skips it, containerd 2.3 logs it at registration).
+  CHECK(reg.nri_version() == "v0.12.0");
+}
+
+TEST_CASE("the runtime's NRI version from Configure is kept, empty from a runtime before v0.12",
+          "[session]") {
+  FakeHandler h;
+  PluginSession older(SessionConfig{}, h);
+  static_cast<void>(older.start());
+  answer(older, request(1, "Configure", configureRequest()));
+  CHECK(older.runtimeNriVersion().empty());
+
+  api::ConfigureRequest req;  // containerd 2.3.4's, NRI v0.12.0 vendored
+  req.set_runtime_name("containerd");
+  req.set_runtime_version("v2.3.4");
+  req.set_nri_version("v0.12.0");
+  PluginSession newer(SessionConfig{}, h);
+  static_cast<void>(newer.start());
+  answer(newer, request(1, "Configure", req.SerializeAsString()));
+  CHECK(newer.runtimeVersion() == "v2.3.4");
+  CHECK(newer.runtimeNriVersion() == "v0.12.0");
 }
 
 TEST_CASE("Configure arriving before the RegisterPlugin reply is answered at once", "[session]") {
@@ -367,6 +389,8 @@ TEST_CASE("StateChange reaches the handler and gets an empty reply", "[session]"
   REQUIRE(x.handler.events.size() == 1);
   CHECK(x.handler.events[0].pod().id() == "p1");
   CHECK(x.handler.calls == std::vector<std::string>{"state RUN_POD_SANDBOX"});
+  CHECK(x.session.stats().stateChangeCalls == 1);
+  CHECK(x.session.stats().perEventCalls == 0);
 }
 
 TEST_CASE("the NRI v0.12 per-event methods are served as StateChange", "[session]") {
@@ -401,6 +425,8 @@ TEST_CASE("the NRI v0.12 per-event methods are served as StateChange", "[session
     if (!podEvent) CHECK(got.container().id() == "c9");
   }
   CHECK(x.handler.events.size() == std::size(methods));
+  CHECK(x.session.stats().perEventCalls == std::size(methods));
+  CHECK(x.session.stats().stateChangeCalls == 0);
 }
 
 TEST_CASE("Shutdown is a no-op with an empty reply", "[session]") {

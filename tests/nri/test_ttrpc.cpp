@@ -49,6 +49,7 @@ TEST_CASE("RegisterPlugin for ref/50 matches the reference bytes exactly", "[ttr
   cfg.pluginName = "ref";
   cfg.pluginIndex = "50";
   cfg.requestTimeout = std::chrono::seconds(2);
+  cfg.nriVersion = "";  // the reference's bytes: a stub before NRI v0.12
   PluginSession session(cfg, h);
   std::string want = bytes({0, 0, 0, 2, 0, 0, 0, 0x49}) +        // mux: conn 2, 73 bytes
                      bytes({0, 0, 0, 0x3f, 0, 0, 0, 1, 1, 0}) +  // ttrpc: 63 bytes, stream 1, req
@@ -56,6 +57,22 @@ TEST_CASE("RegisterPlugin for ref/50 matches the reference bytes exactly", "[ttr
                      "RegisterPlugin" + bytes({0x1a, 0x09, 0x0a, 0x03}) + "ref" +
                      bytes({0x12, 0x02}) + "50" +
                      // timeout_nano = 2 000 000 000 = 0x77359400 as a varint
+                     bytes({0x20, 0x80, 0xa8, 0xd6, 0xb9, 0x07});
+  CHECK(session.start() == want);
+}
+
+TEST_CASE("RegisterPlugin with NRI v0.12's NRI_version adds field 3 and nothing else", "[ttrpc]") {
+  NullHandler h;
+  SessionConfig cfg;
+  cfg.pluginName = "ref";
+  cfg.pluginIndex = "50";
+  cfg.requestTimeout = std::chrono::seconds(2);
+  PluginSession session(cfg, h);                                 // nriVersion "v0.12.0" by default
+  std::string want = bytes({0, 0, 0, 2, 0, 0, 0, 0x52}) +        // mux: conn 2, 82 bytes
+                     bytes({0, 0, 0, 0x48, 0, 0, 0, 1, 1, 0}) +  // ttrpc: 72 bytes
+                     bytes({0x0a, 0x1c}) + "nri.pkg.api.v1alpha1.Runtime" + bytes({0x12, 0x0e}) +
+                     "RegisterPlugin" + bytes({0x1a, 0x12, 0x0a, 0x03}) + "ref" +
+                     bytes({0x12, 0x02}) + "50" + bytes({0x1a, 0x07}) + "v0.12.0" +
                      bytes({0x20, 0x80, 0xa8, 0xd6, 0xb9, 0x07});
   CHECK(session.start() == want);
 }

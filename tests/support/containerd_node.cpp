@@ -57,8 +57,13 @@ ContainerdNode::ContainerdNode(Options o) : o_(std::move(o)) {
   o_.tree->mkdirs("runtime");
   writeConfig();
   start();
-  output(bin("usr/bin/ctr") + " --address " + criSocket() +
-         " -n k8s.io images import --snapshotter native " + o_.image + " 2>&1");
+  // containerd 2.x's ctr imports through the transfer service, which unpacks only for
+  // configured platform/snapshotter pairs (none for native: "no unpack platforms
+  // defined"); --local imports in ctr itself, as 1.7's ctr always does (1.7 lacks the flag).
+  const bool v2 =
+      output(bin("usr/bin/containerd") + " --version").find(" v2.") != std::string::npos;
+  output(bin("usr/bin/ctr") + " --address " + criSocket() + " -n k8s.io images import " +
+         (v2 ? "--local " : "") + "--snapshotter native " + o_.image + " 2>&1");
 }
 
 ContainerdNode::~ContainerdNode() {
