@@ -35,9 +35,11 @@ runtime::v1::VersionResponse CriClient::version() {
   return resp;
 }
 
-std::string CriClient::runPodSandbox(const runtime::v1::PodSandboxConfig& config) {
+std::string CriClient::runPodSandbox(const runtime::v1::PodSandboxConfig& config,
+                                     const std::string& runtimeHandler) {
   runtime::v1::RunPodSandboxRequest req;
   *req.mutable_config() = config;
+  req.set_runtime_handler(runtimeHandler);
   runtime::v1::RunPodSandboxResponse resp;
   check(stub_->RunPodSandbox(context().get(), req, &resp), "RunPodSandbox");
   return resp.pod_sandbox_id();

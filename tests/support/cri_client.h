@@ -20,8 +20,10 @@ class CriClient {
                      std::chrono::milliseconds deadline = std::chrono::seconds(60));
 
   runtime::v1::VersionResponse version();
-  // The pod's sandbox, as the kubelet asks for it: `config` as given.
-  std::string runPodSandbox(const runtime::v1::PodSandboxConfig& config);
+  // The pod's sandbox, as the kubelet asks for it: `config` as given, on the runtime's
+  // `runtimeHandler` (its RuntimeClass's handler; "" the runtime's default).
+  std::string runPodSandbox(const runtime::v1::PodSandboxConfig& config,
+                            const std::string& runtimeHandler = "");
   std::string createContainer(const std::string& podId, const runtime::v1::ContainerConfig& config,
                               const runtime::v1::PodSandboxConfig& sandbox);
   void startContainer(const std::string& id);
