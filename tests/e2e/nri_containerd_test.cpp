@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tests/support/agent_process.h"
+#include "tests/support/batch_pod.h"
 #include "tests/support/cgroup_v1_tree.h"
 #include "tests/support/containerd_node.h"
 #include "tests/support/cri_client.h"
@@ -69,24 +70,15 @@ std::string env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-// What Koordinator's webhook writes on a BE pod with batch resources (koordlet.md §2.3):
-// the per-container batch requests and limits. The kubelet passes the pod's
-// annotations to the runtime, so a plugin sees them in the sandbox before the agent's
-// next kubelet poll knows the pod.
-const std::string kExtendedResourceSpec =
-    R"({"containers":{"stress":{"requests":{"kubernetes.io/batch-cpu":"1k",)"
-    R"("kubernetes.io/batch-memory":"64Mi"},"limits":{"kubernetes.io/batch-cpu":"1k",)"
-    R"("kubernetes.io/batch-memory":"64Mi"}}}})";
-const std::map<std::string, std::string> kBeLabels = {{"koordinator.sh/qosClass", "BE"}};
-const std::map<std::string, std::string> kBeAnnotations = {
-    {"node.koordinator.sh/extended-resource-spec", kExtendedResourceSpec}};
+using koord::test::kBeLabels;
+const auto& kBeAnnotations = koord::test::kBeBatchAnnotations;  // tests/support/batch_pod.h
 
 // A BestEffort pod with Koordinator's batch resources, as the kubelet lists it (its
 // container's ID once the runtime has one).
 json bePod(const std::string& name, const std::string& uid, const std::string& containerId) {
   json status = {{"name", "stress"}, {"ready", false}, {"restartCount", 0}};
   if (!containerId.empty()) status["containerID"] = "containerd://" + containerId;
-  const json batch = {{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "64Mi"}};
+  const json& batch = koord::test::kBatchResources;
   return {{"metadata",
            {{"name", name},
             {"namespace", "default"},

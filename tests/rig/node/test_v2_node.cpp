@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "tests/support/agent_process.h"
+#include "tests/support/batch_pod.h"
 #include "tests/support/cri_client.h"
 #include "tests/support/http_get.h"
 #include "tests/support/kernel_release.h"
@@ -162,13 +163,8 @@ const std::string kBatchWeight = "100";
 const std::string kBatchValues = "weight=" + kBatchWeight + " max=max 100000 memory=67108864";
 const std::string kKubeletBeValues = "weight=1 max=max 100000 memory=max";
 
-const std::string kBatchSpec =
-    R"({"containers":{"stress":{"requests":{"kubernetes.io/batch-cpu":"1k",)"
-    R"("kubernetes.io/batch-memory":"64Mi"},"limits":{"kubernetes.io/batch-cpu":"1k",)"
-    R"("kubernetes.io/batch-memory":"64Mi"}}}})";
-const std::map<std::string, std::string> kBeLabels = {{"koordinator.sh/qosClass", "BE"}};
-const std::map<std::string, std::string> kBeAnnotations = {
-    {"node.koordinator.sh/extended-resource-spec", kBatchSpec}};
+using koord::test::kBeLabels;
+const auto& kBeAnnotations = koord::test::kBeBatchAnnotations;  // tests/support/batch_pod.h
 const std::map<std::string, std::string> kLsLabels = {{"koordinator.sh/qosClass", "LS"}};
 
 struct CriPod {
@@ -190,7 +186,7 @@ json podJson(const CriPod& p) {
   if (p.qos == "besteffort") {
     meta["labels"] = kBeLabels;
     meta["annotations"] = kBeAnnotations;
-    const json batch = {{"kubernetes.io/batch-cpu", "1k"}, {"kubernetes.io/batch-memory", "64Mi"}};
+    const json& batch = koord::test::kBatchResources;
     container["resources"] = {{"limits", batch}, {"requests", batch}};
     spec = {{"priorityClassName", "koord-batch"}, {"priority", 5000}};
     kubeQos = "BestEffort";
