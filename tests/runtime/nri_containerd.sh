@@ -4,13 +4,16 @@
 # test image (make-image.sh), then runs the e2e test binary against them.
 #
 # Usage: nri_containerd.sh <e2e_tests binary> <tools dir> [Catch2 args: its spec]
+#   the tools dir is $KOORDLET_TEST_CACHE/runtimes when that is set (make's test targets:
+#   both builds share one download)
 # A missing tool or an unreachable archive is a skip (77), a failure with
 # KOORDLET_REQUIRE_ALL=1.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 2 ] || { echo "usage: nri_containerd.sh <test binary> <tools dir>" >&2; exit 1; }
 binary=$1
-tools=$2
+tools=${KOORDLET_TEST_CACHE:+$KOORDLET_TEST_CACHE/runtimes}
+tools=${tools:-$2}
 shift 2
 skip() {
   if [ "${KOORDLET_REQUIRE_ALL:-}" = 1 ]; then

@@ -1,4 +1,5 @@
-# Sourced by fetch-rootfs.sh and fetch-node-kernel.sh: a private apt configuration, so
+# Sourced by fetch-rootfs.sh, fetch-node-kernel.sh (the rig's kernels too) and
+# tests/runtime/fetch-runtime.sh: a private apt configuration, so
 # nothing of the host's apt state is used or changed and nothing is installed.
 #
 #   private_apt <apt-dir> "<suite> <component>" ...

@@ -5,8 +5,8 @@
 #
 # Usage: boot-node.sh <dir> <kernel-version>     (6.12 | unstable | 5.10 | 6.1)
 #   builds what is missing under <dir> first (fetch-rootfs.sh, fetch-node-kernel.sh,
-#   make-node-image.sh), keeps the serial console in <dir>/logs/<version>.log and prints
-#   the host's wall clock to: the first kernel line, systemd's first line, the default
+#   make-node-image.sh; their downloads under $KOORDLET_TEST_CACHE when that is set),
+#   keeps the serial console in <dir>/logs/<version>.log and prints the host's wall clock to: the first kernel line, systemd's first line, the default
 #   target, containerd ready, the result; plus the guest's own (CLOCK_MONOTONIC) times.
 # Environment:
 #   KOORDLET_NODE_MEMORY   QEMU -m (default 1024M)
@@ -28,7 +28,7 @@ image=$dir/images/node-$version.cpio
 if [ ! -s "$image" ] || [ "${KOORDLET_NODE_REBUILD:-}" = 1 ]; then
   "$here/make-node-image.sh" "$dir" "$version" "$image" >/dev/null
 fi
-kdir=$("$here/fetch-node-kernel.sh" "$dir" "$version" 2>/dev/null)
+kdir=$("$here/fetch-node-kernel.sh" "${KOORDLET_TEST_CACHE:-$dir}" "$version" 2>/dev/null)
 mkdir -p "$dir/logs"
 log=$dir/logs/$version.log
 

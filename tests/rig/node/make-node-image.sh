@@ -21,8 +21,9 @@
 #     and host (bookworm) binaries with their non-glibc libraries in /koordlet/host/lib.
 #
 # Usage: make-node-image.sh <dir> <kernel-version> [out.cpio]
-#   <dir> is fetch-rootfs.sh's and fetch-node-kernel.sh's cache (both run from here);
-#   out defaults to <dir>/images/node-<kernel-version>.cpio.
+#   <dir> is fetch-rootfs.sh's and fetch-node-kernel.sh's cache (both run from here), or
+#   $KOORDLET_TEST_CACHE when that is set (make's test targets: one download for every
+#   test); out defaults to <dir>/images/node-<kernel-version>.cpio.
 # Environment:
 #   KOORDLET_NODE_HOST_BINARIES  host executables copied with their libraries and run in
 #                                the guest (default: /usr/bin/curl)
@@ -40,8 +41,9 @@ out=${3:-$dir/images/node-$version.cpio}
 command -v cpio >/dev/null || { say "no cpio (Debian: cpio)"; exit 77; }
 command -v xz >/dev/null || { say "no xz (Debian: xz-utils)"; exit 77; }
 
-src=$("$here/fetch-rootfs.sh" "$dir" unstable)
-kdir=$("$here/fetch-node-kernel.sh" "$dir" "$version")
+cache=${KOORDLET_TEST_CACHE:-$dir}
+src=$("$here/fetch-rootfs.sh" "$cache" unstable)
+kdir=$("$here/fetch-node-kernel.sh" "$cache" "$version")
 release=$(cat "$kdir/release")
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/koordlet-node-root.XXXXXX")
@@ -200,10 +202,10 @@ for binary in ${KOORDLET_NODE_HOST_BINARIES-/usr/bin/curl}; do
 done
 
 # The OCI busybox image of the real-runtime tests, for `ctr run` in the guest.
-if [ ! -s "$dir/busybox-oci.tar" ]; then
-  "$repo/tests/runtime/make-image.sh" "$dir/busybox-oci.tar" >&2 || die "make-image.sh failed"
+if [ ! -s "$cache/busybox-oci.tar" ]; then
+  "$repo/tests/runtime/make-image.sh" "$cache/busybox-oci.tar" >&2 || die "make-image.sh failed"
 fi
-cp "$dir/busybox-oci.tar" "$root/koordlet/busybox-oci.tar"
+cp "$cache/busybox-oci.tar" "$root/koordlet/busybox-oci.tar"
 
 # Kernel modules: only overlay (with what it depends on), decompressed here because the
 # guest's kmod has no liblzma and 5.10 cannot decompress modules itself.
