@@ -13,6 +13,9 @@
 #   KOORDLET_NODE_TIMEOUT  seconds for the whole boot (default 300)
 #   KOORDLET_NODE_VERBOSE  1: kernel messages and systemd's status lines on the console
 #   KOORDLET_NODE_REBUILD  1: rebuild the image even if it exists
+#   KOORDLET_NODE_QEMU_ARGS  more QEMU arguments, split on spaces (e.g. a NIC:
+#                          "-nic user,model=virtio-net-pci"; without one QEMU adds its
+#                          default e1000, for which the image has no driver)
 # Exit: 0 when the payload printed rc=0, 1 otherwise, 77 when qemu or cpio is missing.
 set -euo pipefail
 
@@ -54,10 +57,12 @@ stamp() {
   seen[$key]=$((t / 100)).$(printf '%02d' $((t % 100)))
 }
 set +e
+# shellcheck disable=SC2086  # KOORDLET_NODE_QEMU_ARGS is split on purpose
 # thread=single: as the rig's run.sh (multi-threaded TCG gains nothing on 2 host cores).
 timeout -k 10 "${KOORDLET_NODE_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg,thread=single \
   -m "${KOORDLET_NODE_MEMORY:-1024M}" -smp 2 -nographic -no-reboot \
-  -kernel "$kdir/vmlinuz" -initrd "$image" -append "$append" </dev/null >"$log" 2>&1 &
+  -kernel "$kdir/vmlinuz" -initrd "$image" -append "$append" ${KOORDLET_NODE_QEMU_ARGS:-} \
+  </dev/null >"$log" 2>&1 &
 qemu=$!
 while kill -0 "$qemu" 2>/dev/null; do
   stamp firmware "Booting from ROM"

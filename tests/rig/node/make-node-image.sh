@@ -28,6 +28,9 @@
 #   KOORDLET_NODE_HOST_BINARIES  host executables copied with their libraries and run in
 #                                the guest (default: /usr/bin/curl)
 #   KOORDLET_NODE_PAYLOAD        a script payload.sh also runs, after its ctr container (optional)
+#   KOORDLET_NODE_PACKAGES       more Debian packages in the userland (e.g. iproute2)
+#   KOORDLET_NODE_MODULES        more kernel modules by name (e.g. "virtio_net net_failover
+#                                failover" for a guest on QEMU's user network)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,7 +45,8 @@ command -v cpio >/dev/null || { say "no cpio (Debian: cpio)"; exit 77; }
 command -v xz >/dev/null || { say "no xz (Debian: xz-utils)"; exit 77; }
 
 cache=${KOORDLET_TEST_CACHE:-$dir}
-src=$("$here/fetch-rootfs.sh" "$cache" unstable)
+# shellcheck disable=SC2086  # a list of package names, split on purpose
+src=$("$here/fetch-rootfs.sh" "$cache" unstable ${KOORDLET_NODE_PACKAGES:-})
 kdir=$("$here/fetch-node-kernel.sh" "$cache" "$version")
 release=$(cat "$kdir/release")
 
@@ -192,7 +196,8 @@ for binary in ${KOORDLET_NODE_HOST_BINARIES-/usr/bin/curl}; do
   [ -x "$binary" ] || die "KOORDLET_NODE_HOST_BINARIES: $binary: not an executable"
   cp -L "$binary" "$root/koordlet/host/bin/"
   strip --strip-debug "$root/koordlet/host/bin/$(basename "$binary")" 2>/dev/null || true
-  ldd "$binary" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | while read -r lib; do
+  # (ldd exits 1 on a static binary, e.g. a Go one: no library to copy)
+  { ldd "$binary" 2>/dev/null || true; } | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | while read -r lib; do
     real=$(realpath "$lib")
     if grep -qxF -e "$lib" -e "$real" -e "/usr$lib" -e "${lib#/usr}" <<<"$glibc_files"; then
       continue
@@ -207,12 +212,13 @@ if [ ! -s "$cache/busybox-oci.tar" ]; then
 fi
 cp "$cache/busybox-oci.tar" "$root/koordlet/busybox-oci.tar"
 
-# Kernel modules: only overlay (with what it depends on), decompressed here because the
-# guest's kmod has no liblzma and 5.10 cannot decompress modules itself.
+# Kernel modules: overlay and those KOORDLET_NODE_MODULES names (each one by name: list
+# what it depends on too), decompressed here because the guest's kmod has no liblzma and
+# 5.10 cannot decompress modules itself.
 mods=$root/usr/lib/modules/$release
 mkdir -p "$mods"
-# shellcheck disable=SC2043  # a list of one: add a name to ship another module
-for name in overlay; do
+# shellcheck disable=SC2086  # a list of names, split on purpose
+for name in overlay ${KOORDLET_NODE_MODULES:-}; do
   f=$(find "$kdir/lib/modules/$release/kernel" -name "$name.ko*" | head -n 1)
   [ -n "$f" ] || { say "$version: no $name module (built in?)"; continue; }
   rel=${f#"$kdir/lib/modules/$release/"}
