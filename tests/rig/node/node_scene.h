@@ -152,6 +152,16 @@ inline double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
+// The node's Node object as the API stand-in serves it: 2 CPUs and the guest's memory,
+// and, where given, the kubelet's secure port in daemonEndpoints (where the agent finds it).
+inline json nodeObject(std::optional<int> kubeletPort = std::nullopt) {
+  const std::string memory = std::to_string(memInfoKiB("MemTotal") * 1024);
+  const json resources = {{"cpu", "2"}, {"memory", memory}, {"pods", "110"}};
+  json status = {{"capacity", resources}, {"allocatable", resources}};
+  if (kubeletPort) status["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", *kubeletPort}}}};
+  return {{"metadata", {{"name", kNode}}}, {"status", status}};
+}
+
 // The agent's flags in every scene: fast intervals for TCG, the kubelet at
 // 127.0.0.1:<kubeletPort> (read-only port, plain HTTP), the API server through the
 // kubeconfig written to <tmp>/kubeconfig.

@@ -319,13 +319,7 @@ void nodeScene(const Driver& d) {
   be.driver = &d;
   list();
   TestApiServer api;
-  const int64_t memTotal = memInfoKiB("MemTotal") * 1024;
-  api.put(
-      "nodes",
-      {{"metadata", {{"name", kNode}}},
-       {"status",
-        {{"capacity", {{"cpu", "2"}, {"memory", std::to_string(memTotal)}, {"pods", "110"}}},
-         {"allocatable", {{"cpu", "2"}, {"memory", std::to_string(memTotal)}, {"pods", "110"}}}}}});
+  api.put("nodes", nodeObject());
   api.put("nodeslos", nodeSlo(kSuppressOnly));
   const std::vector<std::string> flags = agentFlags(tmp, kubelet.port(), api.url());
   auto agent = std::make_unique<AgentProcess>(bin, flags, tmp.path("agent.log"), kNode);

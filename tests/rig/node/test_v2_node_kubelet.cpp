@@ -18,10 +18,7 @@
 //   5. the manifests removed: the kubelet removes the pods, the agent forgets them.
 #include <catch2/catch.hpp>
 
-#include <sys/utsname.h>
-
 #include <filesystem>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,13 +170,7 @@ TEST_CASE(
 
   // 2. The agent, then the pods.
   TestApiServer api;
-  const int64_t memTotal = memInfoKiB("MemTotal") * 1024;
-  api.put("nodes",
-          {{"metadata", {{"name", kNode}}},
-           {"status",
-            {{"capacity", {{"cpu", "2"}, {"memory", std::to_string(memTotal)}, {"pods", "110"}}},
-             {"allocatable", {{"cpu", "2"}, {"memory", std::to_string(memTotal)}, {"pods", "110"}}},
-             {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}}}}});
+  api.put("nodes", nodeObject(10250));
   api.put("nodeslos", nodeSlo(kSuppressOnly));
   // The agent on the kubelet's secure port, as a node runs it: the port from the Node's
   // daemonEndpoints, a bearer token (the kubelet here authenticates nobody: anonymous,
