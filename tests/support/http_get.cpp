@@ -64,6 +64,22 @@ std::optional<HttpReply> httpGet(uint16_t port, const std::string& target,
       return std::nullopt;
     }
   }
+  // Chunked (a Go server, the kubelet, sends a body over 2 KiB so): the chunks joined; a
+  // reply without its last (empty) chunk is cut short.
+  if (head.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
+    std::string joined;
+    size_t at = 0;
+    for (;;) {
+      const size_t eol = reply.body.find("\r\n", at);
+      if (eol == std::string::npos) return std::nullopt;
+      const size_t size = std::strtoull(reply.body.c_str() + at, nullptr, 16);
+      if (size == 0) break;
+      if (eol + 2 + size + 2 > reply.body.size()) return std::nullopt;
+      joined.append(reply.body, eol + 2, size);
+      at = eol + 2 + size + 2;
+    }
+    reply.body = std::move(joined);
+  }
   return reply;
 }
 

@@ -15,7 +15,8 @@ struct HttpReply {
   std::string body;
 };
 
-// One GET on a fresh connection with "Connection: close", read to EOF. Bounded:
+// One GET on a fresh connection with "Connection: close", read to EOF; a chunked body
+// (the kubelet's, over 2 KiB) joined. Bounded:
 // each socket call times out after 2/5 of `total` (SO_SNDTIMEO bounds connect() on
 // Linux too) and the whole exchange after `total` (default 5 s: 2 s a call; longer
 // for an agent under emulation, bench/pods-v2.sh). nullopt when there was no complete

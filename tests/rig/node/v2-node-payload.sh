@@ -8,9 +8,11 @@ export LD_LIBRARY_PATH=/koordlet/host/lib
 export KOORDLET_BIN=/koordlet/host/bin/koordlet
 # With a kubelet in the image (v2_node.sh's KOORDLET_NODE_KUBELET), its hidden scene too.
 spec=
+# An operator's check's settings (v2_node.sh's KOORDLET_NODE_FILES).
+[ -f /koordlet/host/bin/node-check.env ] && . /koordlet/host/bin/node-check.env
 if [ -x /koordlet/host/bin/kubelet ]; then
   export KOORDLET_KUBELET=/koordlet/host/bin/kubelet
-  spec='[v2node],[kubelet]'
+  spec=${KOORDLET_NODE_SPEC:-'[v2node],[kubelet]'}
 fi
 /koordlet/host/bin/v2_node_test --use-colour no --durations yes $spec >/tmp/v2-node.log 2>&1
 rc=$?

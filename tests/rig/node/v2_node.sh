@@ -9,7 +9,8 @@
 #   (default 5.10 6.12 unstable: the oldest kernel Debian serves, bookworm's, the newest)
 # Environment: KOORDLET_NODE_DIR (default <build>/v2node: packages, kernels, images, the
 # serial logs), KOORDLET_REQUIRE_ALL=1 (a missing tool fails, not skips),
-# KOORDLET_NODE_KUBELET (a kubelet binary: the real-kubelet scene runs too), and
+# KOORDLET_NODE_KUBELET (a kubelet binary: the real-kubelet scene runs too),
+# KOORDLET_NODE_FILES (below), and
 # boot-node.sh's own (KOORDLET_NODE_MEMORY, KOORDLET_NODE_TIMEOUT).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +45,10 @@ if [ -n "${KOORDLET_NODE_KUBELET:-}" ]; then
   export KOORDLET_NODE_MEMORY=${KOORDLET_NODE_MEMORY:-2048M}
   say "with the kubelet $KOORDLET_NODE_KUBELET ($("$KOORDLET_NODE_KUBELET" --version 2>&1))"
 fi
+# More files for the guest's /koordlet/host/bin (executable): an operator's check's CA, or
+# its node-check.env, which the payload sources (KOORDLET_NODE_APISERVER and the tokens of
+# test_v2_node_kubelet.cpp's real-API-server mode).
+for f in ${KOORDLET_NODE_FILES:-}; do KOORDLET_NODE_HOST_BINARIES+=" $(realpath "$f")"; done
 export KOORDLET_NODE_PAYLOAD=$here/v2-node-payload.sh
 export KOORDLET_NODE_REBUILD=1
 failed=()
