@@ -4,10 +4,11 @@
 // it runs when v2_node.sh is given a kubelet binary (KOORDLET_NODE_KUBELET, copied into
 // the guest; tests/rig/node/NOTES.md says how one was built and what it showed).
 //
-// The kubelet runs standalone (no API server: static pods from a manifest dir) with the
-// systemd cgroup driver over the guest's containerd 2.x; the agent syncs over its secure
-// port (10250, from the Node's daemonEndpoints, with a token); the API server stays a
-// stand-in (NodeSLO, the Node). In the order a node lives it:
+// The kubelet runs with static pods from a manifest dir, registered with a real API server
+// on the host (KOORDLET_NODE_APISERVER; NOTES.md says how that one is set up), with the
+// systemd cgroup driver over the guest's containerd 2.x; the agent runs with Koordinator's
+// DaemonSet arguments and syncs over the kubelet's secure port (10250, webhook-authenticated
+// token). In the order a node lives it:
 //   1. the kubelet starts on the booted node: its own QoS slices (kubepods.slice ...);
 //   2. the agent registers with NRI; the kubelet then makes a BE pod with batch resources
 //      (its container prints its cgroup at start: the agent's NRI values) and an LS pod;
@@ -30,7 +31,6 @@
 #include "tests/support/kernel_release.h"
 #include "tests/support/poll.h"
 #include "tests/support/temp_tree.h"
-#include "tests/support/test_apiserver.h"
 
 namespace test_rig_v2_node_kubelet {
 
@@ -39,14 +39,14 @@ namespace {
 using koord::test::AgentProcess;
 using koord::test::readTextFile;
 using koord::test::TempTree;
-using koord::test::TestApiServer;
 using koord::test::waitFor;
 using namespace koord::test::node;  // node_scene.h
 
 constexpr uint16_t kReadOnlyPort = 10255;
 const std::string kManifests = "/etc/kubernetes/manifests";
 
-// Standalone, systemd driver, the read-only port open, fast file checks; evictions and
+// Systemd driver, the agent's token checked by webhook (TokenReview, SubjectAccessReview),
+// the read-only port open (the scene reads its pods there), fast file checks; evictions and
 // image GC out of the way of a 1-2 GiB guest.
 const std::string kKubeletConfig = R"(apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -55,12 +55,12 @@ containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 staticPodPath: /etc/kubernetes/manifests
 fileCheckFrequency: 1s
 syncFrequency: 10s
-address: 127.0.0.1
+address: 0.0.0.0
 readOnlyPort: 10255
 authentication:
-  anonymous: {enabled: true}
-  webhook: {enabled: false}
-authorization: {mode: AlwaysAllow}
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+authorization: {mode: Webhook}
 failSwapOn: false
 resolvConf: ""
 hairpinMode: none
@@ -149,7 +149,14 @@ TEST_CASE(
   // arguments and the pod's mounts and finds the API server as in a pod. The host gives
   // the Node its batch resources (as koord-manager would) and renders the NodeSLO.
   const std::string apiServer = env("KOORDLET_NODE_APISERVER");
-  if (!apiServer.empty()) {
+  // Standalone, the kubelet refuses the BE pod: it admits extended resources (batch-cpu,
+  // batch-memory) only against its Node's allocatable, which koord-manager writes there.
+  if (apiServer.empty()) {
+    FAIL(
+        "KOORDLET_NODE_APISERVER unset: a standalone kubelet refuses a BE pod's batch "
+        "resources (UnexpectedAdmissionError); tests/rig/node/NOTES.md says how to run it");
+  }
+  {
     // No udev in the guest: the NIC's driver loaded by hand (KOORDLET_NODE_MODULES).
     const Command net =
         sh("modprobe virtio_net && ip link set lo up && ip link set eth0 up && "
@@ -171,23 +178,12 @@ TEST_CASE(
   // The guest's / is the initramfs (rootfs), which the kubelet's cAdvisor finds no
   // filesystem info for ("failed to get rootfs info"): its root dir on a mount of its own.
   sh("mkdir -p /var/lib/kubelet && mount -t tmpfs -o size=256m kubelet /var/lib/kubelet");
-  std::string config = kKubeletConfig;
-  if (!apiServer.empty()) {
-    // Webhook authentication and authorization of the agent's token, as on a cluster node.
-    const std::string local =
-        "authentication:\n  anonymous: {enabled: true}\n  webhook: {enabled: "
-        "false}\nauthorization: {mode: AlwaysAllow}\n";
-    config.replace(config.find("address: 127.0.0.1"), 18, "address: 0.0.0.0");  // the Node's IP
-    config.replace(config.find(local), local.size(),
-                   "authentication:\n  anonymous: {enabled: false}\n  webhook: {enabled: true}\n"
-                   "authorization: {mode: Webhook}\n");
-  }
-  tmp.write("kubelet.yaml", config);
+  tmp.write("kubelet.yaml", kKubeletConfig);
   const std::string version = trimmed(sh(kubeletBin + " --version").output);
   Command started =
       sh(kubeletBin + " --config=" + tmp.path("kubelet.yaml") + " --hostname-override=" + kNode +
-         (apiServer.empty() ? "" : " --kubeconfig=" + tmp.path("kubelet.kubeconfig")) + " --v=2 >" +
-         tmp.path("kubelet.log") + " 2>&1 & echo $!");
+         " --kubeconfig=" + tmp.path("kubelet.kubeconfig") + " --v=2 >" + tmp.path("kubelet.log") +
+         " 2>&1 & echo $!");
   REQUIRE(started.rc == 0);
   const std::string kubeletPid = trimmed(started.output);
   auto kubeletLog = [&] {
@@ -220,21 +216,8 @@ TEST_CASE(
                            << knob(beSlice, "cpu.max"));
 
   // 2. The agent, then the pods.
-  TestApiServer api;  // unused with a real API server
-  api.put("nodes", nodeObject(10250));
-  api.put("nodeslos", nodeSlo(kSuppressOnly));
-  // The agent on the kubelet's secure port, as a node runs it: the port from the Node's
-  // daemonEndpoints, a bearer token (the kubelet here authenticates nobody: anonymous,
-  // AlwaysAllow), its /configz read; not the read-only port the stand-in scenes use.
   std::vector<std::string> flags;
-  for (auto& f : agentFlags(tmp, kReadOnlyPort, api.url())) {
-    if (f.rfind("--kubelet-insecure-tls", 0) != 0 && f.rfind("--kubelet-read-only-port", 0) != 0) {
-      flags.push_back(f);
-    }
-  }
-  tmp.write("token", "koordlet-node-check");
-  flags.push_back("--kubelet-token-file=" + tmp.path("token"));
-  if (!apiServer.empty()) {
+  {
     // Koordinator's DaemonSet (../shared/fixtures/koordinator/repo/koordlet-daemonset.yaml):
     // its arguments unchanged, its host paths where the pod mounts them, the service
     // account's token and CA where a pod has them.
