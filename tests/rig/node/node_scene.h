@@ -152,14 +152,12 @@ inline double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// The node's Node object as the API stand-in serves it: 2 CPUs and the guest's memory,
-// and, where given, the kubelet's secure port in daemonEndpoints (where the agent finds it).
-inline json nodeObject(std::optional<int> kubeletPort = std::nullopt) {
+// The node's Node object as the API stand-in serves it: 2 CPUs and the guest's memory.
+inline json nodeObject() {
   const std::string memory = std::to_string(memInfoKiB("MemTotal") * 1024);
   const json resources = {{"cpu", "2"}, {"memory", memory}, {"pods", "110"}};
-  json status = {{"capacity", resources}, {"allocatable", resources}};
-  if (kubeletPort) status["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", *kubeletPort}}}};
-  return {{"metadata", {{"name", kNode}}}, {"status", status}};
+  return {{"metadata", {{"name", kNode}}},
+          {"status", {{"capacity", resources}, {"allocatable", resources}}}};
 }
 
 // The agent's flags in every scene: fast intervals for TCG, the kubelet at

@@ -143,35 +143,31 @@ TEST_CASE(
   TempTree tmp;
   clearEarlierTrees();
 
-  // With a real API server (KOORDLET_NODE_APISERVER, e.g. https://10.0.2.2:6443 on the
-  // host, reached through QEMU's user network): the kubelet registers the Node there and
-  // authenticates the agent's token by webhook; the agent runs with Koordinator's DaemonSet
-  // arguments and the pod's mounts and finds the API server as in a pod. The host gives
-  // the Node its batch resources (as koord-manager would) and renders the NodeSLO.
+  // The API server on the host (KOORDLET_NODE_APISERVER, e.g. https://10.0.2.2:6443,
+  // reached through QEMU's user network): the kubelet registers the Node there and checks
+  // the agent's token with it; the host gives the Node its batch resources (as
+  // koord-manager would) and the NodeSLO. Standalone, the kubelet would refuse the BE pod:
+  // it admits extended resources only against its Node's allocatable.
   const std::string apiServer = env("KOORDLET_NODE_APISERVER");
-  // Standalone, the kubelet refuses the BE pod: it admits extended resources (batch-cpu,
-  // batch-memory) only against its Node's allocatable, which koord-manager writes there.
   if (apiServer.empty()) {
     FAIL(
         "KOORDLET_NODE_APISERVER unset: a standalone kubelet refuses a BE pod's batch "
         "resources (UnexpectedAdmissionError); tests/rig/node/NOTES.md says how to run it");
   }
-  {
-    // No udev in the guest: the NIC's driver loaded by hand (KOORDLET_NODE_MODULES).
-    const Command net =
-        sh("modprobe virtio_net && ip link set lo up && ip link set eth0 up && "
-           "ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2");
-    INFO(net.output);
-    REQUIRE(net.rc == 0);
-    // (a context named "n" would be YAML 1.1's false to the kubelet's loader)
-    tmp.write("kubelet.kubeconfig",
-              "apiVersion: v1\nkind: Config\ncurrent-context: kubelet\nclusters:\n- name: c\n"
-              "  cluster: {server: '" +
-                  apiServer + "', certificate-authority: '" + env("KOORDLET_NODE_API_CA") +
-                  "'}\ncontexts:\n- name: kubelet\n  context: {cluster: c, user: u}\n"
-                  "users:\n- name: u\n  user: {token: '" +
-                  env("KOORDLET_NODE_KUBELET_TOKEN") + "'}\n");
-  }
+  // No udev in the guest: the NIC's driver loaded by hand (KOORDLET_NODE_MODULES).
+  const Command net =
+      sh("modprobe virtio_net && ip link set lo up && ip link set eth0 up && "
+         "ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2");
+  INFO(net.output);
+  REQUIRE(net.rc == 0);
+  // (a context named "n" would be YAML 1.1's false to the kubelet's loader)
+  tmp.write("kubelet.kubeconfig",
+            "apiVersion: v1\nkind: Config\ncurrent-context: kubelet\nclusters:\n- name: c\n"
+            "  cluster: {server: '" +
+                apiServer + "', certificate-authority: '" + env("KOORDLET_NODE_API_CA") +
+                "'}\ncontexts:\n- name: kubelet\n  context: {cluster: c, user: u}\n"
+                "users:\n- name: u\n  user: {token: '" +
+                env("KOORDLET_NODE_KUBELET_TOKEN") + "'}\n");
 
   // 1. The kubelet, with no pod yet.
   std::filesystem::create_directories(kManifests);
@@ -216,35 +212,34 @@ TEST_CASE(
                            << knob(beSlice, "cpu.max"));
 
   // 2. The agent, then the pods.
-  std::vector<std::string> flags;
-  {
-    // Koordinator's DaemonSet (../shared/fixtures/koordinator/repo/koordlet-daemonset.yaml):
-    // its arguments unchanged, its host paths where the pod mounts them, the service
-    // account's token and CA where a pod has them.
-    for (const auto& [at, from] : std::vector<std::pair<std::string, std::string>>{
-             {"/host-cgroup", "/sys/fs/cgroup"},
-             {"/host-sys", "/sys"},
-             {"/host-sys-fs", "/sys/fs"},
-             {"/host-var-run", "/var/run"},
-             {"/host-run", "/run"},
-             {"/host-var-run-koordlet", "/var/run/koordlet"}}) {
-      REQUIRE(sh("mkdir -p " + at + " " + from + " && mount --rbind " + from + " " + at).rc == 0);
-    }
-    const std::string sa = "/var/run/secrets/kubernetes.io/serviceaccount";
-    REQUIRE(sh("mkdir -p " + sa + " && cp " + env("KOORDLET_NODE_API_CA") + " " + sa +
-               "/ca.crt && printf %s '" + env("KOORDLET_NODE_AGENT_TOKEN") + "' >" + sa + "/token")
-                .rc == 0);
-    const std::string url = apiServer.substr(apiServer.find("://") + 3);
-    ::setenv("KUBERNETES_SERVICE_HOST", url.substr(0, url.find(':')).c_str(), 1);
-    ::setenv("KUBERNETES_SERVICE_PORT", url.substr(url.find(':') + 1).c_str(), 1);
-    flags = {"-cgroup-root-dir=/host-cgroup/",
-             "-feature-gates=AllAlpha=true,AllBeta=true",
-             "-runtime-hooks-network=unix",
-             "-runtime-hooks-addr=/host-var-run-koordlet/koordlet.sock",
-             "-runtime-hooks-host-endpoint=/var/run/koordlet//koordlet.sock",
-             "--logtostderr=true",
-             "--v=4"};
+  // Koordinator's DaemonSet (../shared/fixtures/koordinator/repo/koordlet-daemonset.yaml):
+  // its arguments unchanged, its host paths where the pod mounts them, the service
+  // account's token and CA where a pod has them.
+  for (const auto& [at, from] : std::vector<std::pair<std::string, std::string>>{
+           {"/host-cgroup", "/sys/fs/cgroup"},
+           {"/host-sys", "/sys"},
+           {"/host-sys-fs", "/sys/fs"},
+           {"/host-var-run", "/var/run"},
+           {"/host-run", "/run"},
+           {"/host-var-run-koordlet", "/var/run/koordlet"}}) {
+    REQUIRE(sh("mkdir -p " + at + " " + from + " && mount --rbind " + from + " " + at).rc == 0);
   }
+  const std::string sa = "/var/run/secrets/kubernetes.io/serviceaccount";
+  REQUIRE(sh("mkdir -p " + sa + " && cp " + env("KOORDLET_NODE_API_CA") + " " + sa +
+             "/ca.crt && printf %s '" + env("KOORDLET_NODE_AGENT_TOKEN") + "' >" + sa + "/token")
+              .rc == 0);
+  const std::string url = apiServer.substr(apiServer.find("://") + 3);
+  ::setenv("KUBERNETES_SERVICE_HOST", url.substr(0, url.find(':')).c_str(), 1);
+  ::setenv("KUBERNETES_SERVICE_PORT", url.substr(url.find(':') + 1).c_str(), 1);
+  // (the same list tests/agent/test_options.cpp finds in that fixture)
+  const std::vector<std::string> flags = {
+      "-cgroup-root-dir=/host-cgroup/",
+      "-feature-gates=AllAlpha=true,AllBeta=true",
+      "-runtime-hooks-network=unix",
+      "-runtime-hooks-addr=/host-var-run-koordlet/koordlet.sock",
+      "-runtime-hooks-host-endpoint=/var/run/koordlet//koordlet.sock",
+      "--logtostderr=true",
+      "--v=4"};
   auto agent = std::make_unique<AgentProcess>(bin, flags, tmp.path("agent.log"), kNode);
   auto fail = [&](const std::string& what) {
     std::string l = agent ? agent->log() : "";
