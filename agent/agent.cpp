@@ -192,6 +192,7 @@ Status Agent::start() {
   decideEviction();
   startNri();
   startHookServer();
+  checkWritablePaths();  // after the hook server made its socket's dir
 
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "cgroupfs/layout.h"
+#include "gpu/device_info_dir.h"
 #include "kube/device_object.h"
 #include "kube/eviction_ledger.h"
 #include "kube/kubelet_client.h"
@@ -156,6 +157,9 @@ class Agent {
   // koord-runtime-proxy's hook server (agent_proxy.cpp): gRPC on gRPC's threads,
   // answering from the same HookState; koordlet.json written once it serves.
   void startHookServer();
+  // Where the agent writes, checked once at start (agent_paths.cpp).
+  void checkWritablePaths();
+  nlohmann::json writablePaths_ = nlohmann::json::object();
   void serveHooks();  // listens; on failure retries every kHookServerRetry
   static constexpr std::chrono::seconds kHookServerRetry{10};
   void registerHookServer();
@@ -191,11 +195,18 @@ class Agent {
   void startGpu();
   void collectGpu();
   void syncDevices();
-  DeviceContent deviceContent() const;
+  // The Device's content: koord-device-daemon's files when they list a device, else
+  // NVML's GPUs (unless --xpu-enforce-collect-from-device-infos), else empty.
+  DeviceContent deviceContent();
+  DeviceContent nvmlDeviceContent() const;
   std::vector<NodeMetricGpu> nodeMetricGpus() const;
   nlohmann::json gpuJson() const;
   std::unique_ptr<GpuCollector> gpu_;
   std::string gpuOff_;  // why there is no GPU ("" = there is, or the gate is off)
+  std::unique_ptr<DeviceInfoDir> deviceInfos_;  // gate on: --xpu-device-infos-dir
+  std::set<std::string> deviceInfoFailing_;     // FailureLog keys failing last read
+  std::string deviceSource_ = "none";           // "device-infos", "nvml" or "none"
+  DeviceContent lastDeviceContent_;
   Clock::Monotonic lastDeviceSync_{};
   std::set<std::string> gpuFailing_;  // FailureLog keys failing last round
   // The driver's critical-error events (metrics/gpu_health.h): watched on their own

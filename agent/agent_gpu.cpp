@@ -1,28 +1,52 @@
-// The agent's GPUs (gate Accelerators; issue 35): NVML loaded once at start through
-// the GpuLibrary seam (gpu/nvml_library.h). A node without the library, or whose
-// driver lists no GPU, says so once (INFO, koordlet_feature_supported{feature="nvml"}
-// 0) and has no GPU; nothing else changes and no Device is written (koordlet writes
-// an empty one; an object saying "no GPU" on every CPU node of a cluster helps no
-// scheduler). With GPUs: their use each round into the cache (for NodeMetric) and
-// /metrics, and the node's Device every --node-topology-sync-interval; the driver's
-// critical-error events on their own thread (metrics/gpu_health.h), judged here on
-// the loop, an unhealthy GPU in the Device at once.
+// The agent's accelerators (gate Accelerators; issues 35, 45): NVML loaded once at
+// start through the GpuLibrary seam (gpu/nvml_library.h; by name, then where the
+// container toolkit's CDI mode, GKE or the GPU operator put it). A node without the
+// library, or whose driver lists no GPU, says so once (INFO,
+// koordlet_feature_supported{feature="nvml"} 0) and has no GPU metrics. The node's
+// Device is written every --node-topology-sync-interval whatever NVML says, as
+// koordlet does: from koord-device-daemon's files in --xpu-device-infos-dir when
+// they list a device (gpu/device_infos.h), else from NVML's GPUs (not with
+// --xpu-enforce-collect-from-device-infos), else empty (a node with none). With
+// NVML: the GPUs' use each round into the cache (for NodeMetric) and /metrics; the
+// driver's critical-error events on their own thread (metrics/gpu_health.h), judged
+// here on the loop, an unhealthy GPU in the Device at once.
 #include "agent/agent.h"
 
 #include <boost/asio/post.hpp>
 
+#include <sys/utsname.h>
+
+#include "base/time_format.h"
+#include "gpu/device_infos.h"
 #include "gpu/nvml_library.h"
+#include "gpu/nvml_search.h"
 #include "metrics/quantity_format.h"
 
 namespace koord {
 
 void Agent::startGpu() {
   if (!opts_.featureGates.enabled("Accelerators")) return;
+  deviceInfos_ = std::make_unique<DeviceInfoDir>(opts_.xpuDeviceInfosDir);
+  KLOG_INFO << "Accelerators: the Device from the device-info files in " << opts_.xpuDeviceInfosDir
+            << (opts_.xpuEnforceCollectFromDeviceInfos
+                    ? " only (--xpu-enforce-collect-from-device-infos)"
+                    : ", from NVML when they list none");
+  if (cluster_) cluster_->reportDevices();
   auto lib = loadNvml();
   if (!lib) {
+    // Not by name: where the container toolkit's CDI mode, GKE or the GPU operator
+    // put it (gpu/nvml_search.h).
+    struct utsname u {};
+    ::uname(&u);
+    if (auto found = findNvml(nvmlSearchDirs(opts_.paths.runRoot, u.machine), listDirNames)) {
+      KLOG_INFO << "Accelerators: " << kNvmlLibrary << " not found by the loader; loading "
+                << *found;
+      lib = loadNvml(*found);
+    }
+  }
+  if (!lib) {
     gpuOff_ = lib.error().message;
-    KLOG_INFO << "Accelerators: no GPU on this node (" << gpuOff_
-              << "): no GPU metrics and no Device";
+    KLOG_INFO << "Accelerators: no NVML on this node (" << gpuOff_ << "): no GPU metrics";
     exporter_.setFeatureSupported("nvml", false);
     return;
   }
@@ -31,14 +55,14 @@ void Agent::startGpu() {
   if (auto st = collector->start(); !st) {
     gpuOff_ = st.error().message;
     KLOG_WARNING << "Accelerators: the GPUs cannot be listed (" << gpuOff_
-                 << "): no GPU metrics and no Device";
+                 << "): no GPU metrics and no NVML GPU in the Device";
     exporter_.setFeatureSupported("nvml", false);
     return;
   }
   if (collector->inventory().empty()) {
     gpuOff_ = "the driver lists no GPU";
     KLOG_INFO << "Accelerators: NVML loaded, driver " << collector->system().driverVersion
-              << ", but it lists no GPU: no Device";
+              << ", but it lists no GPU";
     exporter_.setFeatureSupported("nvml", true);
     return;
   }
@@ -53,7 +77,6 @@ void Agent::startGpu() {
             << collector->system().driverVersion << ", CUDA " << collector->system().cudaVersion;
   gpu_ = std::move(collector);
   startGpuHealth();
-  if (cluster_) cluster_->reportDevices();
 }
 
 void Agent::startGpuHealth() {
@@ -111,7 +134,10 @@ void Agent::onGpuHealth(const Result<GpuHealthEvent>& next) {
 }
 
 void Agent::collectGpu() {
-  if (!gpu_) return;
+  if (!gpu_) {
+    syncDevices();  // the device-info files, or the empty Device of a node with none
+    return;
+  }
   const auto begin = clock_->now();
   const auto wall = clock_->wallNow();
   const auto micros = static_cast<uint64_t>(
@@ -154,22 +180,59 @@ void Agent::collectGpu() {
   syncDevices();
 }
 
-DeviceContent Agent::deviceContent() const {
+DeviceContent Agent::deviceContent() {
+  DeviceContent c;
+  if (!deviceInfos_) return c;
+  const DeviceInfoDir::Read read = deviceInfos_->read();
+  std::set<std::string> failing;
+  for (const std::string& e : read.errors) {
+    // Keyed by the file (the message's text before its first ": "), so each file
+    // is said once until it parses or is gone.
+    const std::string key = "device-info " + e.substr(0, e.find(": "));
+    failures_.failure(key, Severity::kWarning,
+                      "device-info file rejected, its last good devices kept: " + e);
+    failing.insert(key);
+  }
+  for (const auto& key : deviceInfoFailing_) {
+    if (!failing.contains(key)) failures_.success(key);
+  }
+  deviceInfoFailing_ = std::move(failing);
+  std::string source = "none";
+  if (!read.devices.empty()) {
+    XpuContent x = deviceContentFromInfos(read.devices, rfc3339(clock_->wallNow()));
+    for (const std::string& why : x.skipped) {
+      failures_.failure("device-info skipped " + why.substr(0, why.find(':')), Severity::kWarning,
+                        "device-info: " + why);
+    }
+    c = std::move(x.content);
+    source = "device-infos";
+  } else if (gpu_ && !opts_.xpuEnforceCollectFromDeviceInfos) {
+    c = nvmlDeviceContent();
+    source = "nvml";
+  }
+  if (source != deviceSource_) {
+    std::string from = "the device-info files in " + deviceInfos_->dir();
+    if (source == "nvml") from = "NVML";
+    if (source == "none") {
+      from = std::string("nothing (no device-info file lists one, ") +
+             (!gpu_ ? "no NVML GPU)" : "NVML not used)");
+    }
+    KLOG_INFO << "Accelerators: the Device lists " << c.gpus.size() << " device(s) from " << from;
+    deviceSource_ = source;
+  }
+  lastDeviceContent_ = c;
+  return c;
+}
+
+DeviceContent Agent::nvmlDeviceContent() const {
   DeviceContent c;
   if (!gpu_) return c;
   std::vector<std::string> models;
   for (const GpuInventory& g : gpu_->inventory()) {
     models.push_back(g.info.model);
-    DeviceGpu d;
-    d.uuid = g.info.uuid;
-    d.minor = static_cast<int>(g.info.minor);
-    d.health = g.info.healthy;
-    d.memory = formatQuantityBinarySI(static_cast<int64_t>(g.info.memoryTotal));
-    d.numaNode = g.place.numaNode;
-    d.socket = g.place.socket;
-    d.pcieId = g.pcieId;
-    d.busId = g.info.busId;
-    c.gpus.push_back(std::move(d));
+    c.gpus.push_back(gpuFromNvml(g.info.uuid, static_cast<int>(g.info.minor), g.info.healthy,
+                                 formatQuantityBinarySI(static_cast<int64_t>(g.info.memoryTotal)),
+                                 g.place.numaNode, g.place.socket, g.pcieId, g.info.busId));
   }
   std::sort(c.gpus.begin(), c.gpus.end(),
             [](const DeviceGpu& a, const DeviceGpu& b) { return a.minor < b.minor; });
@@ -189,26 +252,37 @@ std::vector<NodeMetricGpu> Agent::nodeMetricGpus() const {
 }
 
 void Agent::syncDevices() {
-  if (!gpu_ || !cluster_ || opts_.nodeTopologySyncInterval.count() <= 0) return;
+  if (!deviceInfos_ || opts_.nodeTopologySyncInterval.count() <= 0) return;
   const auto now = clock_->now();
   if (lastDeviceSync_ != Clock::Monotonic{} &&
       now - lastDeviceSync_ < opts_.nodeTopologySyncInterval) {
     return;
   }
+  // Read every interval, with or without an API server (/config shows it).
+  const DeviceContent content = deviceContent();
+  if (!cluster_) {
+    lastDeviceSync_ = now;
+    return;
+  }
   // The Node's uid makes the Device go with the Node; wait for it (a few seconds
-  // at start) rather than create an object nothing owns.
+  // at start) rather than create an object nothing owns. Until the report is
+  // through, the files are read again each round.
   if (!nodeInfo_ || nodeInfo_->uid.empty()) return;
-  if (cluster_->syncDevices(deviceContent(), nodeInfo_->uid)) lastDeviceSync_ = now;
+  if (cluster_->syncDevices(content, nodeInfo_->uid)) lastDeviceSync_ = now;
 }
 
 nlohmann::json Agent::gpuJson() const {
   nlohmann::json j;
   j["enabled"] = opts_.featureGates.enabled("Accelerators");
   j["off"] = gpuOff_;
+  if (!deviceInfos_) return j;
+  j["deviceInfosDir"] = deviceInfos_->dir();
+  j["deviceSource"] = deviceSource_;
+  j["device"] =
+      newDeviceObject(opts_.nodeName, nodeInfo_ ? nodeInfo_->uid : "", lastDeviceContent_);
   if (!gpu_) return j;
   j["driverVersion"] = gpu_->system().driverVersion;
   j["cudaVersion"] = gpu_->system().cudaVersion;
-  j["device"] = newDeviceObject(opts_.nodeName, nodeInfo_ ? nodeInfo_->uid : "", deviceContent());
   j["healthEvents"] = gpuHealth_ != nullptr;
   j["unhealthy"] = nlohmann::json::object();  // minor -> why
   for (const GpuInventory& g : gpu_->inventory()) {

@@ -112,6 +112,7 @@ HttpResponse Agent::serveConfig() const {
   j["strategies"] = std::move(strategies);
   j["nodeTopology"] = topologyJson();
   j["gpu"] = gpuJson();
+  j["writablePaths"] = writablePaths_;
   j["prediction"] = predictionJson();
   j["dryRun"] = opts_.dryRun;
   j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};

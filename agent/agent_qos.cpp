@@ -93,8 +93,11 @@ ExecutorConfig executorConfig(const Options& opts, int64_t pageSize) {
 }
 
 std::string resctrlStateFile(const Options& opts) {
-  return opts.resctrlStateFile.empty() ? opts.paths.varRun("koordlet/resctrl-groups")
-                                       : opts.resctrlStateFile;
+  if (!opts.resctrlStateFile.empty()) return opts.resctrlStateFile;
+  // In a pod, koordlet's DaemonSet mounts the host's /var/run read-only and its
+  // /var/run/koordlet writable at /host-var-run-koordlet/ (the hook server's socket).
+  return opts.hostMode ? opts.paths.varRun("koordlet/resctrl-groups")
+                       : "/host-var-run-koordlet/resctrl-groups";
 }
 
 void Agent::startQos() {
@@ -215,9 +218,17 @@ void Agent::switchGroupIdentity(const NodeSloSpec& spec) {
       if (fd >= 0) ::close(fd);
       result = ok ? "written" : std::string("failed: ") + std::strerror(err);
       if (!ok) {
+        // EROFS: the runtime mounts /proc/sys read-only in an unprivileged container
+        // (koordlet's pod is privileged); said so, with the two ways out.
+        const std::string hint =
+            err == EROFS ? " (/proc/sys is read-only in this container: set kernel." + name + "=" +
+                               std::to_string(value) +
+                               " on the host, or run the pod privileged; bvt values may not "
+                               "take effect)"
+                         : " (bvt values may not take effect)";
         failures_.failure("group identity sysctl " + name, Severity::kWarning,
                           "GroupIdentity: cannot write " + std::to_string(value) + " to " + path +
-                              ": " + std::strerror(err) + " (bvt values may not take effect)");
+                              ": " + std::strerror(err) + hint);
         break;  // koordlet abandons the rule update when a switch fails
       }
       failures_.success("group identity sysctl " + name);

@@ -277,8 +277,12 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
                     "Path of the HAMi vGPU core library.");
   fs.notImplemented("pod-resources-proxy-path", T::kString, "/var/run/koordlet/pod-resources",
                     "Directory of the pod-resources proxy socket.");
-  fs.notImplemented("xpu-device-infos-dir", T::kString, "/var/run/koordlet/xpu-device-infos/",
-                    "Directory of XPU (GPU, NPU, ...) device info files.");
+  fs.stringVar(&o.xpuDeviceInfosDir, "xpu-device-infos-dir",
+               "Directory of device-info files (koord-device-daemon's, one JSON array of "
+               "devices each) read every --node-topology-sync-interval with gate "
+               "Accelerators: the Device comes from them when they list a device, from NVML "
+               "otherwise. Files whose name starts with '.' (writers' temporary files) are "
+               "skipped; a file that does not parse is named and its last good devices kept.");
 
   // §1.3 kubelet and states informer.
   fs.stringVar(&o.kubeletPreferredAddressType, "kubelet-preferred-address-type",
@@ -305,8 +309,9 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
   fs.boolVar(&o.enableNodeMetricReport, "enable-node-metric-report",
              "Update the NodeMetric custom resource's status.");
   fs.notImplemented("enable-pod-taskids", T::kBool, "false", "Read container task ids.");
-  fs.notImplemented("xpu-enforce-collect-from-device-infos", T::kBool, "false",
-                    "Collect XPU devices only from --xpu-device-infos-dir.");
+  fs.boolVar(&o.xpuEnforceCollectFromDeviceInfos, "xpu-enforce-collect-from-device-infos",
+             "The Device lists only what --xpu-device-infos-dir's files list, never NVML's "
+             "GPUs (NVML's metrics are still collected).");
   // Our additions: koordlet finds the secure port on the Node object.
   fs.funcVar("kubelet-secure-port", "int", std::to_string(o.kubeletSecurePort),
              "The kubelet's HTTPS port; when not given, the Node's "
@@ -604,6 +609,8 @@ void registerFlags(FlagSet& fs, Options& o, bool /*hostMode: its defaults are in
              "Mount resctrl at <sys-fs-root-dir>/resctrl when RDT is present but not mounted.");
   fs.stringVar(&o.resctrlStateFile, "resctrl-state-file",
                "Record of the resctrl groups this agent created (default "
+               "/host-var-run-koordlet/resctrl-groups, the host's /var/run/koordlet that "
+               "koordlet's DaemonSet mounts writable; with agent_mode=hostMode "
                "<var-run-root-dir>/koordlet/resctrl-groups); groups not in it are never "
                "touched.");
   fs.boolVar(&o.resctrlAdoptGroups, "resctrl-adopt-groups",

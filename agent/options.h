@@ -70,6 +70,8 @@ struct Options {
   std::chrono::nanoseconds kubeletSyncTimeout = std::chrono::seconds(3);
   bool kubeletInsecureTls = false;
   std::chrono::nanoseconds nodeTopologySyncInterval = std::chrono::seconds(3);
+  std::string xpuDeviceInfosDir = "/var/run/koordlet/xpu-device-infos/";
+  bool xpuEnforceCollectFromDeviceInfos = false;
   bool disableQueryKubeletConfig = false;
   int kubeletReadOnlyPort = 10255;
   // Our additions for the secure port (koordlet takes it from the Node object).
@@ -142,7 +144,8 @@ struct Options {
   // resctrl: mount the tree when absent; the record of groups we created; take over
   // LSR/LS/BE groups we did not create.
   bool resctrlMount = false;
-  std::string resctrlStateFile;  // "" = <var-run-root>/koordlet/resctrl-groups
+  // "" = /host-var-run-koordlet/resctrl-groups (hostMode: <var-run-root>/koordlet/...)
+  std::string resctrlStateFile;
   bool resctrlAdoptGroups = false;
   // In-memory metric cache (koordlet keeps a TSDB instead; these bound our rings).
   std::chrono::nanoseconds metricCacheNodeRetention = std::chrono::minutes(30);

@@ -7,7 +7,8 @@
 The image's settings come from the runtime stage of the Containerfile, so `docker build`
 and `make image` cannot disagree: its ENTRYPOINT, CMD, EXPOSE, LABELs (${VERSION} from
 the tag), `COPY --from=build <built binary> DST` (BIN goes to DST) and `COPY SRC DST`
-(REPO/SRC goes to DST). Its RUN installs the runtime packages, whose libraries
+(REPO/SRC goes to DST), ENV (KEY=VALUE pairs, after PATH) and `RUN ln -s TARGET LINK`
+(a symlink in the layer). Its other RUN installs the runtime packages, whose libraries
 build-image.sh extracted into DIR; an instruction this script does not know is an error.
 
 One layer: DIR plus the copied files. Deterministic: entries sorted, owned by 0:0, every
@@ -75,7 +76,7 @@ def runtime_stage(path):
 def settings(containerfile, version):
     """Entrypoint, Cmd, ports, labels and [(src, dst)] copies of the runtime stage."""
     conf = {"Entrypoint": None, "Cmd": None, "ports": [], "labels": {}, "copies": [],
-            "binary_dst": None}
+            "binary_dst": None, "env": [], "links": []}
     args = {}
     for kw, rest in runtime_stage(containerfile):
         if kw == "ARG":
@@ -104,6 +105,17 @@ def settings(containerfile, version):
                 conf["copies"].append((words[0], words[1]))
             else:
                 die(f"COPY form this script does not know: {rest}")
+        elif kw == "ENV":
+            for pair in shlex.split(rest):
+                k, eq, v = pair.partition("=")
+                if not eq or not k:
+                    die(f"ENV form this script does not know (KEY=VALUE only): {rest}")
+                conf["env"].append(f"{k}={v}")
+        elif kw == "RUN" and rest.startswith("ln "):
+            words = shlex.split(rest)
+            if len(words) != 4 or words[1] != "-s":
+                die(f"RUN ln form this script does not know (ln -s TARGET LINK only): {rest}")
+            conf["links"].append((words[3], words[2]))
         elif kw == "RUN":
             pass  # the runtime packages: build-image.sh put their libraries in --rootfs
         else:
@@ -126,8 +138,9 @@ def tar_info(name, mode, epoch, kind=tarfile.REGTYPE, size=0, link=""):
     return ti
 
 
-def layer(rootfs, extra, epoch):
-    """The uncompressed layer: rootfs's tree plus extra {path in image: (source, mode)}."""
+def layer(rootfs, extra, links, epoch):
+    """The uncompressed layer: rootfs's tree plus extra {path in image: (source, mode)}
+    and links [(path in image, target)]."""
     entries = {}  # image path (no leading /) -> (TarInfo, source file or None)
     for dirpath, dirnames, filenames in os.walk(rootfs):
         rel = os.path.relpath(dirpath, rootfs)
@@ -152,6 +165,11 @@ def layer(rootfs, extra, epoch):
             entries[parent] = (tar_info(parent, 0o755, epoch, tarfile.DIRTYPE), None)
             parent = os.path.dirname(parent)
         entries[path] = (tar_info(path, mode, epoch, size=os.path.getsize(src)), src)
+    for dst, target in links:
+        path = dst.lstrip("/")
+        if path in entries:
+            die(f"RUN ln -s {target} {dst}: {dst} is already in the image")
+        entries[path] = (tar_info(path, 0o777, epoch, tarfile.SYMTYPE, link=target), None)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
         for path in sorted(entries):
@@ -190,7 +208,7 @@ def main():
 
     created = datetime.datetime.fromtimestamp(o.epoch, datetime.timezone.utc)
     created = created.strftime("%Y-%m-%dT%H:%M:%SZ")
-    raw = layer(o.rootfs, extra, o.epoch)
+    raw = layer(o.rootfs, extra, conf["links"], o.epoch)
     gz = gzip.compress(raw, compresslevel=9, mtime=0)
 
     config = {
@@ -198,7 +216,7 @@ def main():
         "architecture": o.arch,
         "os": "linux",
         "config": {
-            "Env": [DEFAULT_PATH],
+            "Env": [DEFAULT_PATH] + conf["env"],
             "Entrypoint": conf["Entrypoint"],
             "Cmd": conf["Cmd"] or [],
             "ExposedPorts": {p: {} for p in conf["ports"]},

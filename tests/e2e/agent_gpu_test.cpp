@@ -22,9 +22,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "base/read_file.h"
 #include "tests/support/agent_process.h"
@@ -88,6 +91,75 @@ std::optional<bool> healthOf(const std::optional<json>& device, int minor) {
   return std::nullopt;
 }
 
+// A node with no NVML (or with it, told not to use it): the agent, its API server
+// and kubelet stand-ins, its device-info dir in `work`.
+struct DeviceInfoNode {
+  TempTree work;
+  TestKubelet kubelet;
+  TestApiServer api;
+  std::unique_ptr<AgentProcess> agent;
+  std::optional<uint16_t> port;
+
+  explicit DeviceInfoNode(std::vector<std::string> extra) {
+    const char* agentBinary = std::getenv("KOORDLET_BIN");
+    if (agentBinary == nullptr || *agentBinary == '\0') FAIL("KOORDLET_BIN is not set");
+    work.write("cgroup/cpu/.keep", "");
+    work.write("xpu-device-infos/.keep", "");
+    kubelet.setBody(readFixture("kubelet/k8s-1.35/pods.json"));
+    json node = json::parse(readFixture("kube-api/node-get.body"));
+    node["metadata"]["name"] = kNode;
+    node["metadata"]["uid"] = "e2e-gpu-node-uid";
+    node["metadata"]["annotations"].erase("node.koordinator.sh/reservation");
+    node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
+    api.put("nodes", node);
+    work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
+    std::vector<std::string> args{"--addr=127.0.0.1:0",
+                                  "--cgroup-root-dir=" + work.path("cgroup"),
+                                  "--proc-root-dir=/proc/",
+                                  "--kubelet-insecure-tls=true",
+                                  "--kubelet-addr=127.0.0.1",
+                                  "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+                                  "--kubelet-sync-interval=1s",
+                                  "--collect-res-used-interval=500ms",
+                                  "--node-topology-sync-interval=1s",
+                                  "--dry-run",
+                                  "--sys-fs-root-dir=" + work.path("cgroup"),
+                                  "--kubeconfig=" + work.path("kubeconfig"),
+                                  "--xpu-device-infos-dir=" + work.path("xpu-device-infos"),
+                                  "--feature-gates=Accelerators=true"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    agent = std::make_unique<AgentProcess>(agentBinary, args, work.path("agent.log"), kNode);
+    port = agent->waitForServingPort(10s);
+    if (!port) fail("start", "no serving line");
+  }
+  [[noreturn]] void fail(const std::string& what, const std::string& why) {
+    FAIL(what << ": " << why << "\n--- agent log ---\n" << agent->log());
+    std::abort();
+  }
+  std::optional<json> device() { return api.get("devices", kNode); }
+  // Waits until the Device has `n` gpu entries (and `check` passes), within a phase.
+  json waitDevices(const std::string& phase, size_t n,
+                   const std::function<std::string(const json&)>& check = {}) {
+    std::string why = waitFor(kPhase, [&]() -> std::string {
+      if (!agent->running()) fail(phase, "the agent exited");
+      auto d = device();
+      if (!d) return "no Device yet";
+      if ((*d)["spec"].value("devices", json::array()).size() != n) {
+        return "devices: " + (*d)["spec"].dump();
+      }
+      return check ? check(*d) : "";
+    });
+    if (!why.empty()) fail(phase, why);
+    return *device();
+  }
+  // Written whole and renamed in, as koord-device-daemon's renameio does.
+  void writeInfos(const std::string& name, const std::string& text) {
+    work.write("xpu-device-infos/.tmp-" + name, text);
+    std::filesystem::rename(work.path("xpu-device-infos/.tmp-" + name),
+                            work.path("xpu-device-infos/" + name));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU unhealthy") {
@@ -124,6 +196,7 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
        "--kubelet-read-only-port=" + std::to_string(kubelet.port()), "--kubelet-sync-interval=1s",
        "--collect-res-used-interval=500ms", "--node-topology-sync-interval=1s", "--dry-run",
        "--sys-fs-root-dir=" + work.path("cgroup"), "--kubeconfig=" + work.path("kubeconfig"),
+       "--xpu-device-infos-dir=" + work.path("xpu-device-infos"),
        "--feature-gates=Accelerators=true"},
       work.path("agent.log"), kNode);
   auto failWith = [&](const std::string& what, const std::string& why) {
@@ -271,6 +344,101 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
     KOORDLET_SKIP(
         "the GPU process in a pod's cgroup (step 2b) was not checked: " << treeUnavailable);
   }
+}
+
+TEST_CASE("without NVML the Device is empty, then koord-device-daemon's files, last good kept") {
+  ::unsetenv("LD_LIBRARY_PATH");
+  DeviceInfoNode n({});
+  // 1. No GPU anywhere: an empty Device, owned by the Node, as koordlet writes one.
+  json d = n.waitDevices("empty", 0);
+  CHECK(d["metadata"]["ownerReferences"][0]["uid"] == "e2e-gpu-node-uid");
+  CHECK_FALSE(d["metadata"].contains("labels"));
+  // 2. The daemon's file: its NPUs, labels, the unhealthy one's condition.
+  n.writeInfos("ic-device", readFixture("device-infos/ascend-910b3-ic-device"));
+  d = n.waitDevices("from the file", 2);
+  CHECK(d["metadata"]["labels"] == json{{"node.koordinator.sh/gpu-model", "Ascend-910B3"},
+                                        {"node.koordinator.sh/gpu-vendor", "huawei"}});
+  CHECK(d["spec"]["devices"][0]["resources"]["huawei.com/npu-core"] == "20");
+  CHECK_FALSE(d["spec"]["devices"][0]["resources"].contains("koordinator.sh/gpu-core"));
+  CHECK(d["spec"]["devices"][1]["health"] == false);
+  CHECK(d["spec"]["devices"][1]["conditions"][0]["reason"] == "chip error");
+  const size_t updates = n.api.count("update", "devices");
+  // 3. A second writer's file with NVLink pairs: the partitions; a broken one: named,
+  // skipped, nothing of the Device lost.
+  n.writeInfos("z-links", R"([
+    {"vendor": "huawei", "model": "Ascend-910B3", "uuid": "npu-2-2", "minor": "2",
+     "topology": {"p2pLinks": [{"peerMinor": "3", "type": "HCCS"}], "mustHonorPartition": true}},
+    {"vendor": "huawei", "model": "Ascend-910B3", "uuid": "npu-3-3", "minor": "3"}])");
+  d = n.waitDevices("partitions", 4, [](const json& d) -> std::string {
+    return d["metadata"].contains("annotations") ? "" : "no annotation yet";
+  });
+  CHECK(d["metadata"]["annotations"]["scheduling.koordinator.sh/gpu-partitions"] ==
+        R"({"2":[{"minors":[2,3],"gpuLinkType":"HCCS","allocationScore":1}]})");
+  // The first device (ic-device's) has no p2pLinks: no policy label, as koordlet.
+  CHECK_FALSE(d["metadata"]["labels"].contains("node.koordinator.sh/gpu-partition-policy"));
+  n.writeInfos("z-links", R"([{"uuid": "npu-2-2", "minor": 2}])");
+  std::string why = waitFor(kPhase, [&]() -> std::string {
+    return n.agent->log().find("z-links: [0].minor: want a string, got a number") !=
+                   std::string::npos
+               ? ""
+               : "the bad file is not named";
+  });
+  if (!why.empty()) n.fail("a broken file", why);
+  const size_t afterLinks = n.api.count("update", "devices");
+  CHECK(afterLinks > updates);
+  std::this_thread::sleep_for(2s);  // two syncs
+  CHECK(n.device()->at("spec")["devices"].size() == 4);
+  CHECK(n.api.count("update", "devices") == afterLinks);
+  // Said once, not every sync.
+  const std::string log = n.agent->log();
+  size_t said = 0;
+  for (size_t at = 0; (at = log.find("z-links: [0].minor", at)) != std::string::npos; ++at) ++said;
+  CHECK(said == 1);
+  // 4. Both files gone: empty again.
+  std::filesystem::remove(n.work.path("xpu-device-infos/ic-device"));
+  std::filesystem::remove(n.work.path("xpu-device-infos/z-links"));
+  d = n.waitDevices("files removed", 0);
+  CHECK_FALSE(d["metadata"].contains("labels"));
+  CHECK_FALSE(d["metadata"].contains("annotations"));
+  CHECK(n.api.count("create", "devices") == 1);
+  const auto status = n.agent->terminate(10s);
+  REQUIRE(status);
+  CHECK(WEXITSTATUS(*status) == 0);
+}
+
+TEST_CASE("with --xpu-enforce-collect-from-device-infos NVML's GPUs stay out of the Device") {
+  const char* fakeNvml = std::getenv("KOORDLET_FAKE_NVML");
+  if (fakeNvml == nullptr || *fakeNvml == '\0') FAIL("KOORDLET_FAKE_NVML is not set");
+  TempTree nvml;
+  nvml.write("nvml.json", gpuNode().dump());
+  nvml.write("xid-events", "");
+  ::setenv("LD_LIBRARY_PATH", std::filesystem::path(fakeNvml).parent_path().c_str(), 1);
+  ::setenv("FAKE_NVML_STATE", nvml.path("nvml.json").c_str(), 1);
+  ::setenv("FAKE_NVML_EVENTS", nvml.path("xid-events").c_str(), 1);
+  DeviceInfoNode n({"--xpu-enforce-collect-from-device-infos=true"});
+  n.waitDevices("enforced, no file", 0);
+  // NVML is still read: its use on /metrics.
+  const koord::test::Labels gpu0{
+      {"gpu_minor", "0"}, {"gpu_device_uuid", "GPU-e2e-0"}, {"node", kNode}};
+  std::string why = waitFor(kPhase, [&]() -> std::string {
+    auto r = httpGet(*n.port, "/metrics");
+    return Scrape(r && r->status == 200 ? r->body : "")
+                       .value("koordlet_node_gpu_core_usage", gpu0) == 37
+               ? ""
+               : "no GPU 0 use";
+  });
+  if (!why.empty()) n.fail("NVML metrics", why);
+  CHECK(n.device()->at("spec")["devices"].empty());
+  // A file: its devices, NVML's still not.
+  n.writeInfos("ic-device", readFixture("device-infos/ascend-910b3-ic-device"));
+  json d = n.waitDevices("a file", 2);
+  CHECK(d["spec"]["devices"][0]["id"] == "npu-0-0");
+  const auto status = n.agent->terminate(10s);
+  REQUIRE(status);
+  CHECK(WEXITSTATUS(*status) == 0);
+  ::unsetenv("LD_LIBRARY_PATH");
+  ::unsetenv("FAKE_NVML_STATE");
+  ::unsetenv("FAKE_NVML_EVENTS");
 }
 
 }  // namespace test_e2e_agent_gpu

@@ -38,7 +38,7 @@ TEST_CASE("the Device is created once, then updated only when a GPU changes", "[
 
   DeviceContent c;
   c.labels = gpuLabels({"NVIDIA A10"}, "535.104.05");
-  c.gpus = {DeviceGpu{"GPU-a", 0, true, "23028Mi", 0, 0, "pci0000:00", "0000:01:00.0"}};
+  c.gpus = {gpuFromNvml("GPU-a", 0, true, "23028Mi", 0, 0, "pci0000:00", "0000:01:00.0")};
   syncOnce(c);
   CHECK(server.count("create", "devices") == 1);
   auto stored = server.get("devices", "gpu-node");

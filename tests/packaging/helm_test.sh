@@ -267,6 +267,8 @@ C="$P.containers[0]"
 expect "default: image" "$(jp "$DS" "{$C.image}")" "koordlet-cpp/koordlet:0.1.0"
 expect "default: hostPID" "$(jp "$DS" "{$P.hostPID}")" true
 expect "default: hostNetwork" "$(jp "$DS" "{$P.hostNetwork}")" false
+expect "default: no runtime class, no CDI annotation" \
+  "$(jp "$DS" "{$P.runtimeClassName}{.spec.template.metadata.annotations}")" ""
 expect "default: priority class" "$(jp "$DS" "{$P.priorityClassName}")" system-node-critical
 expect "default: tolerations" "$(jp "$DS" "{$P.tolerations}")" '[{"operator":"Exists"}]'
 expect "default: update strategy" "$(jp "$DS" '{.spec.updateStrategy}')" \
@@ -315,6 +317,7 @@ for a in --addr=:9316 --v=2 --cgroup-root-dir=/host-cgroup/ --sys-root-dir=/host
   --sys-fs-root-dir=/host-sys-fs/ --proc-root-dir=/proc/ --var-run-root-dir=/host-var-run/ \
   --resctrl-state-file=/host-var-run/koordlet/resctrl-groups --audit-log-dir=/var/log/koordlet \
   --prediction-checkpoint-filepath=/prediction-checkpoints \
+  --xpu-device-infos-dir=/host-var-run/koordlet/xpu-device-infos/ \
   --config=/etc/koordlet/nodeslo.yaml --enable-nri-runtime-hook=true \
   --runtime-hooks-nri-socket-path=nri/nri.sock --kubelet-secure-port=10250 \
   --kubelet-token-file=/var/run/secrets/kubernetes.io/serviceaccount/token \
@@ -381,6 +384,9 @@ expect "all: resources" "$(jp "$DS" "{$C.resources}")" \
   '{"limits":{"cpu":"1","memory":"256Mi"},"requests":{"cpu":"150m","memory":"80Mi"}}'
 expect "all: host network" "$(jp "$DS" "{$P.hostNetwork} {$P.dnsPolicy}")" "true ClusterFirstWithHostNet"
 expect "all: port" "$(jp "$DS" "{$C.ports[0].containerPort}")" 19316
+expect "all: GPU runtime class" "$(jp "$DS" "{$P.runtimeClassName}")" nvidia
+expect "all: GPU CDI annotation" \
+  "$(jp "$DS" '{.spec.template.metadata.annotations.cdi\.k8s\.io/koordlet}')" nvidia.com/gpu=0
 expect "all: service port" "$(jp "$A/service.yaml" '{.spec.ports[0].port}')" 19316
 expect "all: priority class" "$(jp "$DS" "{$P.priorityClassName}")" koordlet-critical
 expect "all: update strategy" "$(jp "$DS" '{.spec.updateStrategy}')" '{"type":"OnDelete"}'

@@ -11,7 +11,10 @@
 #     capabilities, limits), on a free port, plus --dry-run through the chart's
 #     extraArgs (this host is no node: the agent must not write its cgroups);
 #   - /healthz and /readyz answer 200 and /metrics has the node's metrics;
-#   - SIGTERM (podman stop) ends it with exit 0; the container and image are removed.
+#   - SIGTERM (podman stop) ends it with exit 0;
+#   - then the same image as Koordinator's chart v1.8.0 runs koordlet
+#     (tests/packaging/koordinator_pod.sh: its rendered DaemonSet, a fixture, unchanged
+#     but for the image); the container and image are removed.
 # Needs root (podman's rootful runtime, host PID) and podman, runc, helm, kubectl,
 # python3 (packaging/install-deps.sh). Podman keeps its state under the test's own
 # directory, so nothing is left in, or taken from, the host's image store.
@@ -65,7 +68,9 @@ CTR=koordlet-image-test-$$
 CGROUP_PARENT=/$CTR
 LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096 --cgroup-parent "$CGROUP_PARENT")
 cleanup_podman() {
-  "${PODMAN[@]}" rm -f -t 0 "$CTR" >/dev/null 2>&1 || true
+  "${PODMAN[@]}" rm -f -t 0 "$CTR" "$CTR-koordinator" >/dev/null 2>&1 || true
+  # koordinator_pod.sh's shared bind mount of its host stand-in dirs.
+  umount -R "$WORK/k/host" 2>/dev/null || true
   "${PODMAN[@]}" rmi -f "$NAME" >/dev/null 2>&1 || true
   # The vfs layers and runc's state are plain directories under $WORK.
   umount -R "$WORK/storage" "$WORK/run" 2>/dev/null || true
@@ -116,7 +121,8 @@ render() {
 render daemonset
 render configmap
 read -r cport liveness readiness < <(python3 "$REPO/tests/packaging/podman_args.py" \
-  "$WORK/daemonset.json" "$WORK/configmap.json" "$WORK" "$(hostname)") || fail "podman_args.py failed"
+  "$WORK/daemonset.json" "$WORK/configmap.json" "$WORK" "$(hostname)") ||
+  fail "podman_args.py failed"
 [ "$cport" = "$PORT" ] || fail "the chart's port is $cport, not $PORT"
 mapfile -d '' -t flags <"$WORK/podman-flags"
 mapfile -d '' -t args <"$WORK/args"
@@ -161,5 +167,10 @@ fi
 echo "agent log, last lines:"
 tail -n 12 "$WORK/agent.log"
 "${PODMAN[@]}" rm "$CTR" >/dev/null || fail "podman rm failed"
+
+# --- Koordinator's chart's pod ---------------------------------------------------------
+# shellcheck source=koordinator_pod.sh
+source "$(dirname "$0")/koordinator_pod.sh"
+
 "${PODMAN[@]}" rmi "$NAME" >/dev/null || fail "podman rmi failed"
-echo "image_test: $NAME ran as the chart's pod and stopped cleanly ($((SECONDS - START)) s)"
+echo "image_test: $NAME ran as this chart's pod and as Koordinator's, and stopped cleanly ($((SECONDS - START)) s)"

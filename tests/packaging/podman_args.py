@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-"""The chart's koordlet pod as `podman run` flags (tests/packaging/image_test.sh).
+"""A DaemonSet's koordlet pod as `podman run` flags (tests/packaging/image_test.sh).
 
-    podman_args.py DAEMONSET.json CONFIGMAP.json WORKDIR NODE_NAME
+    podman_args.py DAEMONSET.json CONFIGMAP.json|- WORKDIR NODE_NAME [PRIVATE_PREFIX...]
 
-Reads the rendered DaemonSet and NodeSLO ConfigMap (decoded to JSON by kubectl) and
-writes, NUL-separated: WORKDIR/podman-flags (the pod's settings as podman flags) and
-WORKDIR/args (the container's args); prints "PORT LIVENESS_PATH READINESS_PATH".
+Reads the rendered DaemonSet (this project's chart's, or Koordinator's) and the NodeSLO
+ConfigMap it mounts ("-": none), decoded to JSON by kubectl, and writes, NUL-separated:
+WORKDIR/podman-flags (the pod's settings as podman flags, the container's command as
+--entrypoint) and WORKDIR/args (the container's args); prints "PORT LIVENESS_PATH
+READINESS_PATH" ("-" for a probe the spec lacks; the port from the container's ports,
+else from its --addr flag).
 
 What a kubelet would do with the pod, as far as one host allows: host PID and network
 namespaces; the container's env (downward API: spec.nodeName is NODE_NAME,
-status.hostIP 127.0.0.1); every volume mounted where the chart mounts it, hostPath
-volumes of type Directory from the host itself with the chart's propagation,
-DirectoryOrCreate ones from WORKDIR/host/<path> (the test creates nothing on the host),
-the ConfigMap as files, emptyDir as tmpfs; the security context (user, read-only root
-with no tmpfs added, capabilities, privileged, no-new-privileges) and the resource
-limits. A field it does not know fails the test rather than being dropped.
+status.hostIP 127.0.0.1); every volume mounted where the spec mounts it, with its
+propagation: hostPath volumes of type Directory or File from the host itself, those of
+type "" (no check) from the host when the path exists there and from
+WORKDIR/host/<path> when not (containerd creates a missing one; the test creates
+nothing on the host), DirectoryOrCreate ones from WORKDIR/host/<path>, and any hostPath
+under a PRIVATE_PREFIX from WORKDIR/host/<path> too (the state the agent writes: the
+test keeps it off the host); the ConfigMap as files, emptyDir as tmpfs; the security
+context (user, read-only root with no tmpfs added, capabilities, privileged,
+no-new-privileges) and the resource limits. A field it does not know fails the test
+rather than being dropped.
 """
 
 import json
@@ -44,13 +51,18 @@ def cpus(q):
 
 def main():
     ds_path, cm_path, work, node = sys.argv[1:5]
+    private = [p.rstrip("/") + "/" for p in sys.argv[5:]]
     with open(ds_path) as f:
         ds = json.load(f)
-    with open(cm_path) as f:
-        cm = json.load(f)
+    cm = None
+    if cm_path != "-":
+        with open(cm_path) as f:
+            cm = json.load(f)
     pod = ds["spec"]["template"]["spec"]
     (c,) = [c for c in pod["containers"] if c["name"] == "koordlet"]
     flags = []
+    if "command" in c:
+        flags.append("--entrypoint=" + json.dumps(c["command"]))
     if pod.get("hostPID"):
         flags.append("--pid=host")
     if pod.get("hostNetwork"):
@@ -76,19 +88,29 @@ def main():
         if "hostPath" in v:
             hp = v["hostPath"]
             kind = hp.get("type", "")
-            if kind in ("Directory", "File"):
+            mine = os.path.join(work, "host", hp["path"].lstrip("/"))
+            if any((hp["path"].rstrip("/") + "/").startswith(p) for p in private):
+                if kind == "File":
+                    die(f"volume {m['name']}: a private File {hp['path']} not known here")
+                src = mine
+                os.makedirs(src, exist_ok=True)
+            elif kind in ("Directory", "File"):
                 if not os.path.exists(hp["path"]):
                     die(f"volume {m['name']}: host path {hp['path']} does not exist")
                 src = hp["path"]
+            elif kind == "":
+                src = hp["path"] if os.path.exists(hp["path"]) else mine
+                if src == mine:
+                    os.makedirs(src, exist_ok=True)
             elif kind == "DirectoryOrCreate":
-                src = os.path.join(work, "host", hp["path"].lstrip("/"))
+                src = mine
                 os.makedirs(src, exist_ok=True)
             else:
                 die(f"volume {m['name']}: hostPath type '{kind}' not known here")
             opts.append(PROPAGATION[m.get("mountPropagation")])
             flags.append(f"--volume={src}:{target}:{','.join(opts)}")
         elif "configMap" in v:
-            if v["configMap"]["name"] != cm["metadata"]["name"]:
+            if cm is None or v["configMap"]["name"] != cm["metadata"]["name"]:
                 die(f"volume {m['name']}: ConfigMap {v['configMap']['name']} is not the rendered one")
             src = os.path.join(work, "configmap", m["name"])
             os.makedirs(src, exist_ok=True)
@@ -97,6 +119,9 @@ def main():
                     f.write(text)
             flags.append(f"--volume={src}:{target}:{','.join(opts)}")
         elif "emptyDir" in v:
+            # "" (node disk) or Memory (tmpfs): both a tmpfs here.
+            if v["emptyDir"].get("medium", "") not in ("", "Memory"):
+                die(f"volume {m['name']}: emptyDir medium {v['emptyDir']['medium']} not known here")
             size = v["emptyDir"].get("sizeLimit")
             # A kubelet makes emptyDir 0777.
             tmpfs = f"--tmpfs={target}:rw,mode=0777"
@@ -130,8 +155,18 @@ def main():
     for name, items in (("podman-flags", flags), ("args", c.get("args", []))):
         with open(os.path.join(work, name), "w") as f:
             f.write("".join(x + "\0" for x in items))
-    (port,) = [p["containerPort"] for p in c["ports"] if p["name"] == "http-metrics"]
-    print(port, c["livenessProbe"]["httpGet"]["path"], c["readinessProbe"]["httpGet"]["path"])
+    if "ports" in c:
+        (port,) = [p["containerPort"] for p in c["ports"] if p["name"] == "http-metrics"]
+    else:  # koordlet's pod names no port: its -addr flag says it
+        addrs = [a.split("=", 1)[1] for a in c.get("args", [])
+                 if a.lstrip("-").startswith("addr=")]
+        if not addrs or ":" not in addrs[-1]:
+            die("no ports and no --addr=HOST:PORT in the args")
+        port = int(addrs[-1].rsplit(":", 1)[1])
+
+    def probe(name):
+        return c[name]["httpGet"]["path"] if name in c else "-"
+    print(port, probe("livenessProbe"), probe("readinessProbe"))
 
 
 if __name__ == "__main__":
