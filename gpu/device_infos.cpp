@@ -177,6 +177,37 @@ bool validLabelValue(std::string_view v) {
   });
 }
 
+// A condition's reason as the API server takes one (metav1.Condition:
+// ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024): the file's errCode when it
+// is one, else its words joined in CamelCase (koord-device-daemon's NPU code is
+// "chip error", which the server refuses with the whole Device: found against
+// kube-apiserver v1.36), else "Unknown".
+std::string conditionReason(const std::string& errCode) {
+  auto valid = [](const std::string& r) {
+    if (r.empty() || r.size() > 1024 || !std::isalpha(static_cast<unsigned char>(r.front()))) {
+      return false;
+    }
+    const unsigned char last = static_cast<unsigned char>(r.back());
+    if (!std::isalnum(last) && last != '_') return false;
+    return std::all_of(r.begin(), r.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_' || c == ',' || c == ':';
+    });
+  };
+  if (valid(errCode)) return errCode;
+  std::string camel;
+  bool upper = true;
+  for (unsigned char c : errCode) {
+    if (!std::isalnum(c)) {
+      upper = true;
+      continue;
+    }
+    camel += static_cast<char>(upper ? std::toupper(c) : c);
+    upper = false;
+  }
+  if (camel.size() > 1024) camel.resize(1024);
+  return valid(camel) ? camel : "Unknown";
+}
+
 std::string resourceName(const std::string& fileName) {
   if (fileName == "gpu-core" || fileName == "gpu-memory") return "koordinator.sh/" + fileName;
   return fileName;
@@ -199,7 +230,7 @@ DeviceGpu gpuOf(const XpuDevice& d) {
       c.reason = "DeviceHealthy";
       c.message = "device is healthy";
     } else {
-      c.reason = d.status->errCode.empty() ? "Unknown" : d.status->errCode;
+      c.reason = conditionReason(d.status->errCode);
       c.message = d.status->errMessage.empty() ? "device is unhealthy" : d.status->errMessage;
     }
     g.condition = std::move(c);

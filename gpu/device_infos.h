@@ -23,7 +23,9 @@
 // koordinator.sh/ prefix, gpu-memory-ratio 100 unless the file says; no gpu-core
 // when the file has none (NPUs); topology only when the file has one, socketID
 // always -1 and nodeID -1 when empty (koordlet); health from status (healthy when
-// absent) with koordlet's Healthy condition when the file has a status. Labels
+// absent) with koordlet's Healthy condition when the file has a status (its reason
+// the errCode, made a reason the API server takes: "chip error" -> "ChipError";
+// koordlet writes it as it is and the server refuses the Device). Labels
 // from the first device: gpu-model, gpu-vendor, and gpu-partition-policy (Honor
 // when it must honor partitions, else Prefer) when it has p2pLinks. The
 // gpu-partitions annotation: every link's peers with the device itself, sorted,

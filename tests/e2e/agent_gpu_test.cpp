@@ -361,7 +361,7 @@ TEST_CASE("without NVML the Device is empty, then koord-device-daemon's files, l
   CHECK(d["spec"]["devices"][0]["resources"]["huawei.com/npu-core"] == "20");
   CHECK_FALSE(d["spec"]["devices"][0]["resources"].contains("koordinator.sh/gpu-core"));
   CHECK(d["spec"]["devices"][1]["health"] == false);
-  CHECK(d["spec"]["devices"][1]["conditions"][0]["reason"] == "chip error");
+  CHECK(d["spec"]["devices"][1]["conditions"][0]["reason"] == "ChipError");
   const size_t updates = n.api.count("update", "devices");
   // 3. A second writer's file with NVLink pairs: the partitions; a broken one: named,
   // skipped, nothing of the Device lost.

@@ -71,9 +71,28 @@ TEST_CASE("the daemon's Ascend file gives koordlet's Device: its resources, no g
   CHECK(obj["spec"]["devices"][1]["conditions"][0] ==
         json{{"type", "Healthy"},
              {"status", "False"},
-             {"reason", "chip error"},
+             {"reason", "ChipError"},  // the API server's pattern: no space
              {"message", "NPU index 1 has 2 chip faults"},
              {"lastTransitionTime", "2026-12-03T10:00:00Z"}});
+}
+
+TEST_CASE("an errCode the API server would refuse as a reason is made one it takes",
+          "[gpu][device-infos]") {
+  auto reason = [](const std::string& code) {
+    const XpuContent x = deviceContentFromInfos(
+        parsed(json::array({{{"uuid", "a"},
+                             {"minor", "0"},
+                             {"status", {{"healthy", false}, {"errCode", code}}}}})
+                   .dump()),
+        "t");
+    return x.content.gpus.at(0).condition->reason;
+  };
+  CHECK(reason("Xid79") == "Xid79");
+  CHECK(reason("chip error") == "ChipError");
+  CHECK(reason("hbm-ecc error:2") == "HbmEccError2");
+  CHECK(reason("") == "Unknown");
+  CHECK(reason("42") == "Unknown");  // no letter to start with
+  CHECK(reason("  ") == "Unknown");
 }
 
 TEST_CASE("NVLink pairs give the partition label and table as koordlet writes them",
