@@ -68,7 +68,7 @@ CTR=koordlet-image-test-$$
 CGROUP_PARENT=/$CTR
 LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096 --cgroup-parent "$CGROUP_PARENT")
 cleanup_podman() {
-  "${PODMAN[@]}" rm -f -t 0 "$CTR" "$CTR-koordinator" >/dev/null 2>&1 || true
+  "${PODMAN[@]}" rm -f -t 0 "$CTR" "$CTR-koordinator" "$CTR-writers" >/dev/null 2>&1 || true
   # koordinator_pod.sh's shared bind mount of its host stand-in dirs.
   umount -R "$WORK/k/host" 2>/dev/null || true
   "${PODMAN[@]}" rmi -f "$NAME" >/dev/null 2>&1 || true
@@ -167,6 +167,10 @@ fi
 echo "agent log, last lines:"
 tail -n 12 "$WORK/agent.log"
 "${PODMAN[@]}" rm "$CTR" >/dev/null || fail "podman rm failed"
+
+# --- this chart's pod, every writer acting on the real kernel ---------------------------
+# shellcheck source=chart_pod_writers.sh
+source "$(dirname "$0")/chart_pod_writers.sh"
 
 # --- Koordinator's chart's pod ---------------------------------------------------------
 # shellcheck source=koordinator_pod.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A DaemonSet's koordlet pod as `podman run` flags (tests/packaging/image_test.sh).
 
-    podman_args.py DAEMONSET.json CONFIGMAP.json|- WORKDIR NODE_NAME [PRIVATE_PREFIX...]
+    podman_args.py DAEMONSET.json CONFIGMAP.json|- WORKDIR NODE_NAME
+                   [--source=HOSTPATH=DIR...] [PRIVATE_PREFIX...]
 
 Reads the rendered DaemonSet (this project's chart's, or Koordinator's) and the NodeSLO
 ConfigMap it mounts ("-": none), decoded to JSON by kubectl, and writes, NUL-separated:
@@ -18,7 +19,10 @@ type "" (no check) from the host when the path exists there and from
 WORKDIR/host/<path> when not (containerd creates a missing one; the test creates
 nothing on the host), DirectoryOrCreate ones from WORKDIR/host/<path>, and any hostPath
 under a PRIVATE_PREFIX from WORKDIR/host/<path> too (the state the agent writes: the
-test keeps it off the host); the ConfigMap as files, emptyDir as tmpfs; the security
+test keeps it off the host); a hostPath named by --source from that DIR instead (a
+private cgroup subtree for the host's /sys/fs/cgroup); the ConfigMap as files, an
+emptyDir of medium Memory as tmpfs and one on the node's disk as WORKDIR/emptydir/<name>
+(where the test reads what the agent wrote there); the security
 context (user, read-only root with no tmpfs added, capabilities, privileged,
 no-new-privileges) and the resource limits. A field it does not know fails the test
 rather than being dropped.
@@ -51,7 +55,14 @@ def cpus(q):
 
 def main():
     ds_path, cm_path, work, node = sys.argv[1:5]
-    private = [p.rstrip("/") + "/" for p in sys.argv[5:]]
+    sources = {}
+    private = []
+    for a in sys.argv[5:]:
+        if a.startswith("--source="):
+            host, _, src = a[len("--source="):].partition("=")
+            sources[host.rstrip("/")] = src
+        else:
+            private.append(a.rstrip("/") + "/")
     with open(ds_path) as f:
         ds = json.load(f)
     cm = None
@@ -89,7 +100,9 @@ def main():
             hp = v["hostPath"]
             kind = hp.get("type", "")
             mine = os.path.join(work, "host", hp["path"].lstrip("/"))
-            if any((hp["path"].rstrip("/") + "/").startswith(p) for p in private):
+            if hp["path"].rstrip("/") in sources:
+                src = sources[hp["path"].rstrip("/")]
+            elif any((hp["path"].rstrip("/") + "/").startswith(p) for p in private):
                 if kind == "File":
                     die(f"volume {m['name']}: a private File {hp['path']} not known here")
                 src = mine
@@ -119,11 +132,16 @@ def main():
                     f.write(text)
             flags.append(f"--volume={src}:{target}:{','.join(opts)}")
         elif "emptyDir" in v:
-            # "" (node disk) or Memory (tmpfs): both a tmpfs here.
             if v["emptyDir"].get("medium", "") not in ("", "Memory"):
                 die(f"volume {m['name']}: emptyDir medium {v['emptyDir']['medium']} not known here")
             size = v["emptyDir"].get("sizeLimit")
-            # A kubelet makes emptyDir 0777.
+            if v["emptyDir"].get("medium", "") == "":
+                # A kubelet makes it a 0777 dir on the node's disk.
+                src = os.path.join(work, "emptydir", m["name"])
+                os.makedirs(src, exist_ok=True)
+                os.chmod(src, 0o777)
+                flags.append(f"--volume={src}:{target}:rw")
+                continue
             tmpfs = f"--tmpfs={target}:rw,mode=0777"
             flags.append(tmpfs + (f",size={quantity_bytes(size)}" if size else ""))
         else:
