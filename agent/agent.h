@@ -206,6 +206,7 @@ class Agent {
   std::unique_ptr<DeviceInfoDir> deviceInfos_;  // gate on: --xpu-device-infos-dir
   std::set<std::string> deviceInfoFailing_;     // FailureLog keys failing last read
   std::string deviceSource_ = "none";           // "device-infos", "nvml" or "none"
+  std::optional<bool> deviceInfosMissing_;      // the dir's presence, as last said
   DeviceContent lastDeviceContent_;
   Clock::Monotonic lastDeviceSync_{};
   std::set<std::string> gpuFailing_;  // FailureLog keys failing last round

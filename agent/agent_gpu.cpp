@@ -38,10 +38,14 @@ void Agent::startGpu() {
     // put it (gpu/nvml_search.h).
     struct utsname u {};
     ::uname(&u);
-    if (auto found = findNvml(nvmlSearchDirs(opts_.paths.runRoot, u.machine), listDirNames)) {
+    for (const std::string& found :
+         findNvml(nvmlSearchDirs(opts_.paths.runRoot, u.machine), listDirNames)) {
       KLOG_INFO << "Accelerators: " << kNvmlLibrary << " not found by the loader; loading "
-                << *found;
-      lib = loadNvml(*found);
+                << found;
+      auto next = loadNvml(found);
+      if (!next) KLOG_INFO << "Accelerators: " << next.error().message;
+      lib = std::move(next);
+      if (lib) break;
     }
   }
   if (!lib) {
@@ -184,25 +188,33 @@ DeviceContent Agent::deviceContent() {
   DeviceContent c;
   if (!deviceInfos_) return c;
   const DeviceInfoDir::Read read = deviceInfos_->read();
+  if (read.dirMissing != deviceInfosMissing_) {
+    deviceInfosMissing_ = read.dirMissing;
+    KLOG_INFO << "Accelerators: device-info dir " << deviceInfos_->dir()
+              << (read.dirMissing ? " absent (no koord-device-daemon on this node, or "
+                                    "--xpu-device-infos-dir names no mounted dir)"
+                                  : " present");
+  }
   std::set<std::string> failing;
   for (const std::string& e : read.errors) {
     // Keyed by the file (the message's text before its first ": "), so each file
-    // is said once until it parses or is gone.
-    const std::string key = "device-info " + e.substr(0, e.find(": "));
+    // is said once while it fails, and its recovery once.
+    const std::string file = e.substr(0, e.find(": "));
+    const std::string key = "device-info " + file;
+    const bool kept = std::any_of(read.kept.begin(), read.kept.end(),
+                                  [&](const std::string& n) { return file.ends_with("/" + n); });
     failures_.failure(key, Severity::kWarning,
-                      "device-info file rejected, its last good devices kept: " + e);
+                      std::string("device-info file rejected") +
+                          (kept ? ", its last good devices kept: " : ": ") + e);
     failing.insert(key);
   }
-  for (const auto& key : deviceInfoFailing_) {
-    if (!failing.contains(key)) failures_.success(key);
-  }
-  deviceInfoFailing_ = std::move(failing);
   std::string source = "none";
   if (!read.devices.empty()) {
     XpuContent x = deviceContentFromInfos(read.devices, rfc3339(clock_->wallNow()));
     for (const std::string& why : x.skipped) {
-      failures_.failure("device-info skipped " + why.substr(0, why.find(':')), Severity::kWarning,
-                        "device-info: " + why);
+      const std::string key = "device-info skipped " + why.substr(0, why.find(':'));
+      failures_.failure(key, Severity::kWarning, "device-info: " + why);
+      failing.insert(key);
     }
     c = std::move(x.content);
     source = "device-infos";
@@ -210,6 +222,10 @@ DeviceContent Agent::deviceContent() {
     c = nvmlDeviceContent();
     source = "nvml";
   }
+  for (const auto& key : deviceInfoFailing_) {
+    if (!failing.contains(key)) failures_.success(key);
+  }
+  deviceInfoFailing_ = std::move(failing);
   if (source != deviceSource_) {
     std::string from = "the device-info files in " + deviceInfos_->dir();
     if (source == "nvml") from = "NVML";
@@ -277,6 +293,7 @@ nlohmann::json Agent::gpuJson() const {
   j["off"] = gpuOff_;
   if (!deviceInfos_) return j;
   j["deviceInfosDir"] = deviceInfos_->dir();
+  j["deviceInfosDirMissing"] = deviceInfosMissing_.value_or(false);
   j["deviceSource"] = deviceSource_;
   j["device"] =
       newDeviceObject(opts_.nodeName, nodeInfo_ ? nodeInfo_->uid : "", lastDeviceContent_);

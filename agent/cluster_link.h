@@ -69,8 +69,8 @@ class ClusterLink {
   const TopologyReporter* topologyReporter() const { return topoReporter_.get(); }
   const ObjectInformer* topology() const { return nrt_.get(); }
 
-  // Device reporting (gate Accelerators, NVML loaded): a watch on the node's Device
-  // and syncDevices() keeping its GPUs equal to what the agent read.
+  // Device reporting (gate Accelerators, every node): a watch on the node's Device
+  // and syncDevices() keeping its devices equal to what the agent read.
   void reportDevices();
   bool syncDevices(const DeviceContent& content, const std::string& nodeUid);
   const DeviceReporter* deviceReporter() const { return deviceReporter_.get(); }

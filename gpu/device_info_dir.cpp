@@ -24,6 +24,11 @@ DeviceInfoDir::Read DeviceInfoDir::read() {
   while (const dirent* e = ::readdir(d)) {
     const std::string_view n = e->d_name;
     if (n.empty() || n.front() == '.') continue;  // ".", "..", writers' temporary files
+    if (names.size() == kMaxNames) {
+      out.errors.push_back(dir_ + ": more than " + std::to_string(kMaxNames) +
+                           " names; the rest are not read");
+      break;
+    }
     names.emplace_back(n);
   }
   ::closedir(d);
@@ -47,6 +52,7 @@ DeviceInfoDir::Read DeviceInfoDir::read() {
       out.errors.push_back(devices.error().message);
       if (auto it = lastGood_.find(name); it != lastGood_.end()) {
         good[name] = std::move(it->second);
+        out.kept.push_back(name);
       }
       continue;
     }

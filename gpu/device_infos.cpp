@@ -208,6 +208,17 @@ std::string conditionReason(const std::string& errCode) {
   return valid(camel) ? camel : "Unknown";
 }
 
+// metav1.Condition's message is at most 32768 bytes: a longer one fails the Device.
+constexpr size_t kMaxMessage = 32768;
+
+// At most `max` bytes of `s`, cut before a UTF-8 character, never inside one.
+std::string cutUtf8(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
+}
+
 std::string resourceName(const std::string& fileName) {
   if (fileName == "gpu-core" || fileName == "gpu-memory") return "koordinator.sh/" + fileName;
   return fileName;
@@ -231,7 +242,8 @@ DeviceGpu gpuOf(const XpuDevice& d) {
       c.message = "device is healthy";
     } else {
       c.reason = conditionReason(d.status->errCode);
-      c.message = d.status->errMessage.empty() ? "device is unhealthy" : d.status->errMessage;
+      c.message = d.status->errMessage.empty() ? "device is unhealthy"
+                                               : cutUtf8(d.status->errMessage, kMaxMessage);
     }
     g.condition = std::move(c);
   }

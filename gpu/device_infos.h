@@ -13,10 +13,10 @@
 //     "status": {"healthy": false, "errCode": "chip error", "errMessage": "..."}}]
 // Numbers are strings ("minor": "0"); field names match in any case (Go's decoder);
 // unknown fields are ignored; `null` is an empty list. Anything else that is not
-// this shape rejects the whole file with the file and field named (koordlet's
-// decoder fails the same files; where it would go on with a bad minor, nodeID or
-// quantity, read as 0 or dropped, the file is rejected here: a value that cannot
-// be right is not published).
+// this shape rejects the whole file with the file and field named. Stricter than
+// koordlet's decoder: where it goes on with a bad minor, nodeID or quantity (read
+// as 0, or dropped), with a null device or resource, or with bytes after the
+// array, the file is rejected here (a value that cannot be right is not published).
 //
 // The content (deviceContentFromInfos): each device a "gpu" entry in minor order;
 // resources as the file names them, the bare "gpu-core" and "gpu-memory" given the

@@ -42,29 +42,33 @@ std::vector<std::string> nvmlSearchDirs(const std::string& runRoot, const std::s
           run + "nvidia/driver/usr/lib64"};
 }
 
-std::optional<std::string> pickNvmlFile(const std::vector<std::string>& names) {
-  std::optional<std::string> best;
-  std::vector<int> bestVersion;
+std::vector<std::string> pickNvmlFiles(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::vector<std::pair<std::vector<int>, std::string>> versioned;
   for (const std::string& n : names) {
     if (!n.starts_with(kStem)) continue;
-    if (n == "libnvidia-ml.so.1") return n;
+    if (n == "libnvidia-ml.so.1") {
+      out.push_back(n);
+      continue;
+    }
     auto v = versionOf(std::string_view(n).substr(kStem.size()));
     if (!v || v->size() < 2) continue;  // "so.1" handled above; "so.1.x" is no driver's
-    if (!best || *v > bestVersion) {
-      best = n;
-      bestVersion = *v;
-    }
+    versioned.emplace_back(std::move(*v), n);
   }
-  return best;
+  std::sort(versioned.begin(), versioned.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [version, name] : versioned) out.push_back(std::move(name));
+  return out;
 }
 
-std::optional<std::string> findNvml(
+std::vector<std::string> findNvml(
     const std::vector<std::string>& dirs,
     const std::function<std::vector<std::string>(const std::string&)>& list) {
+  std::vector<std::string> out;
   for (const std::string& d : dirs) {
-    if (auto f = pickNvmlFile(list(d))) return d + "/" + *f;
+    for (const std::string& f : pickNvmlFiles(list(d))) out.push_back(d + "/" + f);
   }
-  return std::nullopt;
+  return out;
 }
 
 std::vector<std::string> listDirNames(const std::string& dir) {

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,14 +24,16 @@ namespace koord {
 // "aarch64"); runRoot is the host's /run as the agent sees it.
 std::vector<std::string> nvmlSearchDirs(const std::string& runRoot, const std::string& arch);
 
-// Of the file names in one dir, the NVML library to load: libnvidia-ml.so.1 when
-// there, else the highest-versioned libnvidia-ml.so.<major>.<minor>... (CDI
-// mounts the versioned file; its link may be missing). nullopt when none.
-std::optional<std::string> pickNvmlFile(const std::vector<std::string>& names);
+// Of the file names in one dir, the NVML libraries to try, in order:
+// libnvidia-ml.so.1 when there, then the versioned libnvidia-ml.so.<major>.<minor>...
+// files, highest first (CDI mounts the versioned file; its link may be missing or
+// dangling). Empty when none.
+std::vector<std::string> pickNvmlFiles(const std::vector<std::string>& names);
 
-// The first library found searching `dirs` with `list` (a dir's file names; empty
-// when it does not exist), as a path; nullopt when none is.
-std::optional<std::string> findNvml(
+// Every library found searching `dirs` with `list` (a dir's file names; empty when
+// it does not exist), as paths, dir by dir in the search's order: the caller loads
+// the first that loads.
+std::vector<std::string> findNvml(
     const std::vector<std::string>& dirs,
     const std::function<std::vector<std::string>(const std::string&)>& list);
 

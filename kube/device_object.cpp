@@ -177,8 +177,9 @@ json deviceGpuJson(const DeviceGpu& gpu, std::string_view conditionTime) {
     entry["topology"] = {{"socketID", t.socket}, {"nodeID", t.numaNode}, {"pcieID", t.pcieId}};
     if (!t.busId.empty()) entry["topology"]["busID"] = t.busId;
   }
-  if (gpu.condition)
+  if (gpu.condition) {
     entry["conditions"] = json::array({conditionJson(*gpu.condition, conditionTime)});
+  }
   return entry;
 }
 
@@ -191,8 +192,9 @@ json newDeviceObject(std::string_view nodeName, std::string_view nodeUid,
     meta["ownerReferences"] = nodeOwnerReferences(nodeName, nodeUid);
   }
   json devices = json::array();
-  for (const DeviceGpu& g : content.gpus)
+  for (const DeviceGpu& g : content.gpus) {
     devices.push_back(deviceGpuJson(g, content.conditionTime));
+  }
   return json{{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
               {"kind", "Device"},
               {"metadata", std::move(meta)},

@@ -3,7 +3,7 @@
 // (kube/owned_object_reporter.h: create when absent, update only what differs,
 // conflicts, back-off; FailureLog key "kube-api devices"). The agent syncs it every
 // --node-topology-sync-interval, as koordlet does, while the Accelerators gate is on
-// and NVML is loaded.
+// (on every node: empty where it has no device).
 #pragma once
 
 #include <memory>

@@ -110,6 +110,9 @@ def settings(containerfile, version):
                 k, eq, v = pair.partition("=")
                 if not eq or not k:
                     die(f"ENV form this script does not know (KEY=VALUE only): {rest}")
+                # docker build expands $VAR and replaces PATH; this script does neither.
+                if "$" in v or k == "PATH":
+                    die(f"ENV with $ or of PATH: teach {__file__} docker's rules first: {rest}")
                 conf["env"].append(f"{k}={v}")
         elif kw == "RUN" and rest.startswith("ln "):
             words = shlex.split(rest)

@@ -155,7 +155,8 @@ TEST_CASE(
        "--kubelet-insecure-tls=true", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
        "--kubelet-sync-interval=1s", "--collect-res-used-interval=300ms", "--dry-run",
        "--sys-fs-root-dir=" + work.path("sys-fs"), "--kubeconfig=" + work.path("kubeconfig"),
-       "--config=" + work.path("slo.yaml"), "--feature-gates=Accelerators=true"},
+       "--config=" + work.path("slo.yaml"), "--feature-gates=Accelerators=true",
+       "--xpu-device-infos-dir=" + work.path("xpu-device-infos")},
       work.path("agent.log"), kNode);
   auto failWith = [&](const std::string& what, const std::string& why) {
     FAIL(what << ": " << why << "\n--- agent log ---\n" << agent.log());
@@ -352,19 +353,23 @@ TEST_CASE(
     CHECK(r.authorization == "Bearer " + kToken);
   }
   CHECK(api.count("list", "nodeslos") >= 1);
-  // Accelerators on a node without NVML (this machine, CI's): one line, exported,
-  // no Device asked for or written, no error.
+  // Accelerators on a node without NVML (this machine, CI's): one line, exported, no
+  // error, and an empty Device, as koordlet writes one on a node with no device.
   if (void* nvml = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ::dlclose(nvml);
     WARN("libnvidia-ml.so.1 loads here: the no-GPU checks do not apply");
   } else {
     const std::string log = agent.log();
-    const std::string line = "Accelerators: no GPU on this node (cannot load libnvidia-ml.so.1";
+    const std::string line = "Accelerators: no NVML on this node (cannot load libnvidia-ml.so.1";
     CHECK(log.find(line) != std::string::npos);
     CHECK(log.find(line) == log.rfind(line));
     CHECK(log.find("GPU use not read") == std::string::npos);
     CHECK(after.value("koordlet_feature_supported", {{"feature", "nvml"}}) == 0);
-    for (const auto& r : api.requests()) CHECK(r.resource != "devices");
+    const auto device = api.get("devices", kNode);
+    REQUIRE(device);
+    CHECK((*device)["spec"]["devices"] == json::array());
+    CHECK_FALSE((*device)["metadata"].contains("labels"));
+    CHECK(api.count("create", "devices") == 1);
   }
 
   // 10. Reports keep coming: at least three, every reportIntervalSeconds (30 s) from

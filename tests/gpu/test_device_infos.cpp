@@ -95,6 +95,24 @@ TEST_CASE("an errCode the API server would refuse as a reason is made one it tak
   CHECK(reason("  ") == "Unknown");
 }
 
+TEST_CASE("a message longer than a condition takes is cut, never inside a character",
+          "[gpu][device-infos]") {
+  // 16383 two-byte characters and a three-byte one: the cut falls inside the latter.
+  std::string long_message;
+  for (int i = 0; i < 16383; ++i) long_message += "\xc3\xa9";  // é
+  long_message += "\xe2\x82\xac and more";                     // €
+  const XpuContent x = deviceContentFromInfos(
+      parsed(json::array({{{"uuid", "a"},
+                           {"minor", "0"},
+                           {"status", {{"healthy", false}, {"errMessage", long_message}}}}})
+                 .dump()),
+      "t");
+  const std::string& m = x.content.gpus.at(0).condition->message;
+  CHECK(m.size() == 32766);
+  CHECK(m == long_message.substr(0, 32766));
+  CHECK_NOTHROW(newDeviceObject("n", "u", x.content).dump());
+}
+
 TEST_CASE("NVLink pairs give the partition label and table as koordlet writes them",
           "[gpu][device-infos]") {
   const XpuContent x = deviceContentFromInfos(parsed(kA100s), "t");

@@ -11,21 +11,23 @@ namespace test_gpu_nvml_search {  // this file's own names: tests build as unity
 
 using namespace koord;
 
-TEST_CASE("the link the toolkit makes is taken before any versioned file", "[gpu][nvml]") {
-  CHECK(pickNvmlFile({"libnvidia-ml.so.550.54.15", "libnvidia-ml.so.1", "libc.so.6"}) ==
-        "libnvidia-ml.so.1");
+TEST_CASE("the link the toolkit makes is tried before any versioned file", "[gpu][nvml]") {
+  CHECK(pickNvmlFiles({"libnvidia-ml.so.550.54.15", "libnvidia-ml.so.1", "libc.so.6"}) ==
+        std::vector<std::string>{"libnvidia-ml.so.1", "libnvidia-ml.so.550.54.15"});
 }
 
-TEST_CASE("without the link the highest driver version CDI mounted is taken", "[gpu][nvml]") {
+TEST_CASE("without the link the highest driver version CDI mounted is tried first", "[gpu][nvml]") {
   // Compared as numbers: 535.261.03 is newer than 535.54.03, though less as text.
-  CHECK(pickNvmlFile({"libnvidia-ml.so.535.54.03", "libnvidia-ml.so.535.261.03",
-                      "libnvidia-ml.so"}) == "libnvidia-ml.so.535.261.03");
+  CHECK(pickNvmlFiles(
+            {"libnvidia-ml.so.535.54.03", "libnvidia-ml.so.535.261.03", "libnvidia-ml.so"}) ==
+        std::vector<std::string>{"libnvidia-ml.so.535.261.03", "libnvidia-ml.so.535.54.03"});
 }
 
 TEST_CASE("names that are no driver's library are not taken", "[gpu][nvml]") {
-  CHECK_FALSE(pickNvmlFile({"libnvidia-ml.so", "libnvidia-ml.so.1.x", "libnvidia-ml.so.550.",
-                            "libnvidia-ml.so.abc", "libnvidia-mlx.so.1", "libnvidia-ml.so.7"}));
-  CHECK_FALSE(pickNvmlFile({}));
+  CHECK(pickNvmlFiles({"libnvidia-ml.so", "libnvidia-ml.so.1.x", "libnvidia-ml.so.550.",
+                       "libnvidia-ml.so.abc", "libnvidia-mlx.so.1", "libnvidia-ml.so.7"})
+            .empty());
+  CHECK(pickNvmlFiles({}).empty());
 }
 
 TEST_CASE("the search covers the image's own dir, the RPM hosts' and the driver container's",
@@ -40,7 +42,7 @@ TEST_CASE("the search covers the image's own dir, the RPM hosts' and the driver 
         "/host-run/nvidia/driver/usr/lib/aarch64-linux-gnu");
 }
 
-TEST_CASE("the first dir holding a library wins, in the search's order", "[gpu][nvml]") {
+TEST_CASE("every dir's libraries are listed in the search's order", "[gpu][nvml]") {
   const std::map<std::string, std::vector<std::string>> fs{
       {"/usr/lib/x86_64-linux-gnu", {"libc.so.6"}},
       {"/usr/lib64", {"libnvidia-ml.so.550.54.15"}},
@@ -50,8 +52,9 @@ TEST_CASE("the first dir holding a library wins, in the search's order", "[gpu][
     return it == fs.end() ? std::vector<std::string>{} : it->second;
   };
   CHECK(findNvml(nvmlSearchDirs("/host-run/", "x86_64"), list) ==
-        "/usr/lib64/libnvidia-ml.so.550.54.15");
-  CHECK_FALSE(findNvml({"/usr/lib/x86_64-linux-gnu", "/nowhere"}, list));
+        std::vector<std::string>{"/usr/lib64/libnvidia-ml.so.550.54.15",
+                                 "/usr/local/nvidia/lib64/libnvidia-ml.so.1"});
+  CHECK(findNvml({"/usr/lib/x86_64-linux-gnu", "/nowhere"}, list).empty());
 }
 
 TEST_CASE("a dir's names are listed from the real filesystem, none when it is absent",
@@ -62,7 +65,7 @@ TEST_CASE("a dir's names are listed from the real filesystem, none when it is ab
   CHECK(names == std::vector<std::string>{"libnvidia-ml.so.550.54.15", "other"});
   CHECK(listDirNames(tree.path() + "/absent").empty());
   CHECK(findNvml({tree.path() + "/absent", tree.path() + "/lib"}, listDirNames) ==
-        tree.path() + "/lib/libnvidia-ml.so.550.54.15");
+        std::vector<std::string>{tree.path() + "/lib/libnvidia-ml.so.550.54.15"});
 }
 
 }  // namespace test_gpu_nvml_search

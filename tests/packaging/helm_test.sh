@@ -267,8 +267,7 @@ C="$P.containers[0]"
 expect "default: image" "$(jp "$DS" "{$C.image}")" "koordlet-cpp/koordlet:0.1.0"
 expect "default: hostPID" "$(jp "$DS" "{$P.hostPID}")" true
 expect "default: hostNetwork" "$(jp "$DS" "{$P.hostNetwork}")" false
-expect "default: no runtime class, no CDI annotation" \
-  "$(jp "$DS" "{$P.runtimeClassName}{.spec.template.metadata.annotations}")" ""
+expect "default: no runtime class" "$(jp "$DS" "{$P.runtimeClassName}")" ""
 expect "default: priority class" "$(jp "$DS" "{$P.priorityClassName}")" system-node-critical
 expect "default: tolerations" "$(jp "$DS" "{$P.tolerations}")" '[{"operator":"Exists"}]'
 expect "default: update strategy" "$(jp "$DS" '{.spec.updateStrategy}')" \
@@ -385,8 +384,6 @@ expect "all: resources" "$(jp "$DS" "{$C.resources}")" \
 expect "all: host network" "$(jp "$DS" "{$P.hostNetwork} {$P.dnsPolicy}")" "true ClusterFirstWithHostNet"
 expect "all: port" "$(jp "$DS" "{$C.ports[0].containerPort}")" 19316
 expect "all: GPU runtime class" "$(jp "$DS" "{$P.runtimeClassName}")" nvidia
-expect "all: GPU CDI annotation" \
-  "$(jp "$DS" '{.spec.template.metadata.annotations.cdi\.k8s\.io/koordlet}')" nvidia.com/gpu=0
 expect "all: service port" "$(jp "$A/service.yaml" '{.spec.ports[0].port}')" 19316
 expect "all: priority class" "$(jp "$DS" "{$P.priorityClassName}")" koordlet-critical
 expect "all: update strategy" "$(jp "$DS" '{.spec.updateStrategy}')" '{"type":"OnDelete"}'

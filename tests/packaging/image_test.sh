@@ -101,6 +101,9 @@ same_json "$(inspect Entrypoint)" "$(cf_json ENTRYPOINT)" || fail "Entrypoint $(
 same_json "$(inspect Cmd)" "$(cf_json CMD)" || fail "Cmd $(inspect Cmd) is not the Containerfile's"
 port=$(sed -n 's/^EXPOSE //p' "$REPO/packaging/Containerfile")
 same_json "$(inspect ExposedPorts)" "{\"$port/tcp\": {}}" || fail "ExposedPorts $(inspect ExposedPorts) is not $port/tcp"
+# The env: PATH, then what the NVIDIA container toolkit reads (the Containerfile's ENV).
+same_json "$(inspect Env)" "[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\", \"NVIDIA_VISIBLE_DEVICES=all\", \"NVIDIA_DRIVER_CAPABILITIES=utility\"]" ||
+  fail "Env $(inspect Env) is not PATH and the Containerfile's NVIDIA variables"
 [ "$("${PODMAN[@]}" image inspect --format '{{index .Labels "org.opencontainers.image.version"}}' "$NAME")" = "$version" ] ||
   fail "the version label is not $version"
 
