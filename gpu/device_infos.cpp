@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kube/json_type.h"
 #include "kube/pod.h"
 
 namespace koord {
@@ -32,17 +33,8 @@ const json* member(const json& obj, std::string_view name) {
   return nullptr;
 }
 
-const char* typeName(const json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  return "null";
-}
-
 Error fieldError(const std::string& where, const std::string& want, const json& got) {
-  return makeError(where + ": want " + want + ", got " + typeName(got));
+  return makeError(where + ": want " + want + ", got " + jsonTypeName(got));
 }
 
 // A string field ("" when absent or null, as Go leaves it).

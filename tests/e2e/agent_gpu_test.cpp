@@ -91,6 +91,16 @@ std::optional<bool> healthOf(const std::optional<json>& device, int minor) {
   return std::nullopt;
 }
 
+// The node's object on the API server stand-in: its uid owns the Device.
+void putNode(TestApiServer& api) {
+  json node = json::parse(readFixture("kube-api/node-get.body"));
+  node["metadata"]["name"] = kNode;
+  node["metadata"]["uid"] = "e2e-gpu-node-uid";
+  node["metadata"]["annotations"].erase("node.koordinator.sh/reservation");
+  node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
+  api.put("nodes", node);
+}
+
 // A node with no NVML (or with it, told not to use it): the agent, its API server
 // and kubelet stand-ins, its device-info dir in `work`.
 struct DeviceInfoNode {
@@ -106,12 +116,7 @@ struct DeviceInfoNode {
     work.write("cgroup/cpu/.keep", "");
     work.write("xpu-device-infos/.keep", "");
     kubelet.setBody(readFixture("kubelet/k8s-1.35/pods.json"));
-    json node = json::parse(readFixture("kube-api/node-get.body"));
-    node["metadata"]["name"] = kNode;
-    node["metadata"]["uid"] = "e2e-gpu-node-uid";
-    node["metadata"]["annotations"].erase("node.koordinator.sh/reservation");
-    node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
-    api.put("nodes", node);
+    putNode(api);
     work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
     std::vector<std::string> args{"--addr=127.0.0.1:0",
                                   "--cgroup-root-dir=" + work.path("cgroup"),
@@ -182,12 +187,7 @@ TEST_CASE("on a GPU node the Device is reported and a critical Xid makes its GPU
   TestKubelet kubelet;
   kubelet.setBody(readFixture("kubelet/k8s-1.35/pods.json"));
   TestApiServer api;
-  json node = json::parse(readFixture("kube-api/node-get.body"));
-  node["metadata"]["name"] = kNode;
-  node["metadata"]["uid"] = "e2e-gpu-node-uid";
-  node["metadata"]["annotations"].erase("node.koordinator.sh/reservation");
-  node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}};
-  api.put("nodes", node);
+  putNode(api);
   work.write("kubeconfig", koord::test::kubeconfigPlain(api.url()));
   AgentProcess agent(
       agentBinary,
