@@ -276,6 +276,8 @@ class Agent {
   std::string reservationSource_ = "none";  // where reservation_ came from
   std::string allocatableSource_;           // where memory QoS's allocatable came from
   EvictionLedger evictionLedger_;
+  // The last suppress outcome logged: said when it changes, not every round.
+  std::string lastSuppressLog_;
   std::unique_ptr<PodEvictor> evictor_;
   std::optional<AuditLog> audit_;  // --audit-log-dir's audit.log; evictions append to it
   void auditEviction(const EvictionRequest& r, const std::string& result,

@@ -307,8 +307,13 @@ void Agent::runQos() {
     }
     exporter_.recordSuppress(spec.threshold.enable, toString(r->policy), r->suppressCores,
                              r->lsUsedCores, r->beUsedCores, threshold);
-    KLOG_V(4) << "cpu suppress: " << (r->skipped.empty() ? "applied" : r->skipped) << ", "
-              << r->writes.size() << " intended writes";
+    // Said when the outcome changes: at the chart's --v=4, not once a second.
+    std::string outcome = (r->skipped.empty() ? "applied" : r->skipped) + ", " +
+                          std::to_string(r->writes.size()) + " intended writes";
+    if (outcome != lastSuppressLog_) {
+      KLOG_V(4) << "cpu suppress: " << outcome;
+      lastSuppressLog_ = std::move(outcome);
+    }
   }
   if (const auto* r = round.result<BurstResult>(CpuBurstStrategy::kName)) {
     for (const BurstMetric& m : r->metrics) {
