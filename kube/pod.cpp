@@ -32,42 +32,37 @@ PriorityClass Pod::priorityWithDefault() const {
 
 namespace {
 
-int64_t saturatingSum(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) {
-    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+// The kubelet's PodRequests for one resource (kube/pod_resources.h): app containers
+// and sidecars summed, raised to each init container beside the sidecars before it,
+// plus the overhead. The values come from the kubelet: a negative one counts 0 and a
+// sum past int64 saturates, so a crafted spec cannot cause undefined behaviour.
+// `running`: what the pod holds once started: app containers and sidecars only (the
+// regular init containers have finished), no overhead.
+int64_t podRequest(const Pod& pod, std::optional<int64_t> ResourceList::*field, bool running) {
+  std::vector<ContainerAmount> amounts;
+  amounts.reserve(pod.initContainers.size() + pod.containers.size());
+  auto push = [&](const Container& c) {
+    std::optional<int64_t> v = c.requests.*field;
+    if (v && *v < 0) v = 0;
+    amounts.push_back(ContainerAmount{c.name, c.kind(), v});
+  };
+  for (const Container& c : pod.initContainers) {
+    if (!running || c.restartable) push(c);
   }
-  return out;
-}
-
-// GetPodRequest for one resource: Σ containers, max'ed with each init container,
-// plus the overhead.
-int64_t podRequest(const Pod& pod, std::optional<int64_t> ResourceList::*field) {
-  int64_t sum = 0;
-  for (const Container& c : pod.containers)
-    sum = saturatingSum(sum, (c.requests.*field).value_or(0));
-  for (const Container& c : pod.initContainers)
-    sum = std::max(sum, (c.requests.*field).value_or(0));
-  return saturatingSum(sum, (pod.overhead.*field).value_or(0));
+  for (const Container& c : pod.containers) push(c);
+  auto r = podRequests(amounts, running ? std::nullopt : pod.overhead.*field);
+  return r ? *r : std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace
 
-int64_t Pod::requestCpuMilli() const { return podRequest(*this, &ResourceList::cpuMilli); }
-int64_t Pod::requestMemoryBytes() const { return podRequest(*this, &ResourceList::memoryBytes); }
+int64_t Pod::requestCpuMilli() const { return podRequest(*this, &ResourceList::cpuMilli, false); }
+int64_t Pod::requestMemoryBytes() const {
+  return podRequest(*this, &ResourceList::memoryBytes, false);
+}
 
 int64_t Pod::batchCpuRequestMilli() const {
-  // Saturates instead of overflowing: the values come from the kubelet, and a
-  // crafted spec must not cause undefined behaviour.
-  int64_t sum = 0;
-  for (const Container& c : containers) {
-    if (!c.requests.batchCpuMilli) continue;
-    if (__builtin_add_overflow(sum, *c.requests.batchCpuMilli, &sum)) {
-      sum = *c.requests.batchCpuMilli > 0 ? std::numeric_limits<int64_t>::max()
-                                          : std::numeric_limits<int64_t>::min();
-    }
-  }
-  return sum;
+  return podRequest(*this, &ResourceList::batchCpuMilli, true);
 }
 
 namespace {

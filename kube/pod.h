@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/result.h"
+#include "kube/pod_resources.h"
 #include "kube/qos_class.h"
 
 namespace koord {
@@ -43,6 +44,15 @@ struct ResourceList {
 struct Container {
   std::string name;
   bool init = false;
+  // An init container with restartPolicy Always (Kubernetes 1.29+): a sidecar, which
+  // runs beside the app containers and counts in the pod as the kubelet counts it
+  // (kube/pod_resources.h).
+  bool restartable = false;
+  ContainerKind kind() const {
+    return !init         ? ContainerKind::kApp
+           : restartable ? ContainerKind::kSidecar
+                         : ContainerKind::kInit;
+  }
   // From status.(init)containerStatuses[].containerID "<runtime>://<id>"; both
   // empty until the runtime has created the container.
   std::string runtime;  // "containerd", "docker", "cri-o", "pouch"
@@ -79,10 +89,12 @@ struct Pod {
   PriorityClass priorityWithDefault() const;
   // Pending or Running: koordlet's !IsPodInactive, the pods its QoS strategies act on.
   bool active() const { return phase == "Pending" || phase == "Running"; }
-  // Sum over containers (not init containers) of a request field; 0 when unset.
+  // kubernetes.io/batch-cpu requests of the running pod: app containers and sidecars
+  // summed (regular init containers have finished); 0 when unset.
   int64_t batchCpuRequestMilli() const;
-  // koordinator's GetPodRequest for cpu and memory: the containers' requests summed,
-  // raised to any init container's, plus spec.overhead; 0 when none is set.
+  // koordinator's GetPodRequest (the kubelet's PodRequests) for cpu and memory: app
+  // containers and sidecars summed, raised to each init container's beside the
+  // sidecars before it, plus spec.overhead; 0 when none is set.
   int64_t requestCpuMilli() const;
   int64_t requestMemoryBytes() const;
   // Succeeded or Failed (koordinator's IsPodTerminated).

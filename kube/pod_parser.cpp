@@ -161,6 +161,11 @@ Result<Container> container(const Json& item, const std::string& path, bool init
   if (!name) return name.error();
   if (name->empty()) return errorAt(child(path, "name"), "missing");
   c.name = std::move(*name);
+  if (init) {
+    auto policy = optionalString(item, "restartPolicy", path);
+    if (!policy) return policy.error();
+    c.restartable = *policy == "Always";
+  }
   auto resources = optionalObject(item, "resources", path);
   if (!resources) return resources.error();
   if (*resources != nullptr) {

@@ -134,7 +134,7 @@ TEST_CASE("batch resources are read in milli-cores and bytes and summed over con
   REQUIRE(p.initContainers.size() == 1);
   CHECK(p.initContainers[0].init);
   CHECK(p.initContainers[0].requests.batchCpuMilli == 7000);
-  // Init containers are not summed.
+  // A regular init container has finished by the time the pod runs: not counted.
   CHECK(p.batchCpuRequestMilli() == 1500);
   CHECK(Pod{}.batchCpuRequestMilli() == 0);
   // A crafted spec saturates instead of overflowing.
