@@ -56,6 +56,19 @@ int64_t podRequest(const Pod& pod, std::optional<int64_t> ResourceList::*field, 
 
 }  // namespace
 
+std::vector<ContainerAmount> containerAmounts(const Pod& pod,
+                                              std::optional<int64_t> ResourceList::*field,
+                                              bool limits) {
+  std::vector<ContainerAmount> out;
+  out.reserve(pod.initContainers.size() + pod.containers.size());
+  for (const auto* list : {&pod.initContainers, &pod.containers}) {
+    for (const Container& c : *list) {
+      out.push_back(ContainerAmount{c.name, c.kind(), (limits ? c.limits : c.requests).*field});
+    }
+  }
+  return out;
+}
+
 int64_t Pod::requestCpuMilli() const { return podRequest(*this, &ResourceList::cpuMilli, false); }
 int64_t Pod::requestMemoryBytes() const {
   return podRequest(*this, &ResourceList::memoryBytes, false);

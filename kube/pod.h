@@ -101,6 +101,12 @@ struct Pod {
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
+// One field of every container of `pod` (requests or limits), init containers first
+// in spec order, as kube/pod_resources.h takes them. Names point into `pod`.
+std::vector<ContainerAmount> containerAmounts(const Pod& pod,
+                                              std::optional<int64_t> ResourceList::*field,
+                                              bool limits);
+
 // Parses a v1 PodList (the kubelet's GET /pods/ reply). Errors name the JSON path
 // at fault ("items[3].metadata.uid: missing"). A PodList with zero items is valid
 // here; the caller decides (koordlet treats it as a kubelet restart).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string_view>
 
@@ -30,40 +31,29 @@ enum class QuotaOp { kScaleUp, kScaleDown, kRemain, kReset };
 // -1 when the container has no CPU limit (koordlet's GetContainerMilliCPULimit).
 int64_t limitMilli(const Container& c) { return c.limits.cpuMilli.value_or(-1); }
 
-// The pod cgroup's quota as the kubelet sets it: the quota of the sum of the
-// containers' CPU limits, -1 when one of them has none.
+// The pod cgroup's quota as the kubelet sets it: the quota of the pod's CPU limit
+// counted as the kubelet counts it (kube/pod_resources.h: sidecars summed, init
+// containers max'ed, the overhead added), -1 when a container has none.
 int64_t kubeletPodQuota(const Pod& pod) {
-  double milli = 0;
-  for (const Container& c : pod.containers) {
-    const int64_t m = c.limits.cpuMilli.value_or(-1);
-    if (m <= 0) return -1;
-    milli += static_cast<double>(m);
-  }
-  if (milli <= 0) return -1;
-  return milli > static_cast<double>(kMaxQuotaMilli) ? -1
-                                                     : milliCpuToQuota(static_cast<int64_t>(milli));
+  auto limit =
+      podLimits(containerAmounts(pod, &ResourceList::cpuMilli, true), pod.overhead.cpuMilli);
+  if (!limit || !*limit || **limit > kMaxQuotaMilli) return -1;
+  return milliCpuToQuota(**limit);
 }
 
-// A container whose cgroup exists; init containers are never bursted (koordlet
-// walks status.containerStatuses only).
+// A container whose cgroup exists: app containers and sidecars (regular init
+// containers have finished before the pod runs).
 bool writable(const ContainerView& c) {
-  return c.container != nullptr && !c.container->init && !c.dir.empty();
+  return c.container != nullptr && c.container->kind() != ContainerKind::kInit && !c.dir.empty();
 }
 
-// Kubernetes' pod request without overhead: the sum over containers, or the
-// largest init container when that is more. (Sidecar init containers would add
-// to the sum; the pod model does not carry restartPolicy, so they count as init.)
-// Summed in double: a hostile request near INT64_MAX must not wrap the sum (it only
-// makes the share pool look full, which holds or lowers quotas, never raises them).
+// Kubernetes' pod request without overhead, counted as the kubelet counts it
+// (kube/pod_resources.h). A hostile request (negative, or a sum past int64) makes
+// the pod count as the largest possible request: the share pool looks full, which
+// holds or lowers quotas, never raises them.
 double podCpuRequestMilli(const Pod& pod) {
-  double sum = 0;
-  for (const Container& c : pod.containers) {
-    sum += static_cast<double>(std::max<int64_t>(c.requests.cpuMilli.value_or(0), 0));
-  }
-  for (const Container& c : pod.initContainers) {
-    sum = std::max(sum, static_cast<double>(c.requests.cpuMilli.value_or(0)));
-  }
-  return sum;
+  auto r = podRequests(containerAmounts(pod, &ResourceList::cpuMilli, false));
+  return r ? static_cast<double>(*r) : static_cast<double>(std::numeric_limits<int64_t>::max());
 }
 
 // The share pool is what LSE/LSR pods have not claimed; its use is everything on

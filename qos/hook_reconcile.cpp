@@ -43,7 +43,7 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
     const bool cpusetAllowed = !suppressOwnsCpuset(pv);
     emit(out.writes, pv.dir, podIntent(*hp, ctx, &out.errors), cpusetAllowed);
     for (const ContainerView& cv : pv.containers) {
-      if (cv.dir.empty() || cv.container == nullptr || cv.container->init) continue;
+      if (cv.dir.empty() || cv.container == nullptr) continue;  // app containers, sidecars
       const HookContainer* hc = hp->container(cv.container->name);
       if (hc == nullptr) continue;
       std::vector<std::string> errors;

@@ -144,8 +144,14 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
     view.cpuCores = sampleOf(cache, MetricKind::kPodCpuCores, pod.uid);
     view.memoryBytes = sampleOf(cache, MetricKind::kPodMemoryBytes, pod.uid);
     view.pinnedCpus = pinnedCpus(pod);
+    // App containers and sidecars (restartable init containers, which run beside
+    // them for the pod's life): every strategy treats both alike. Regular init
+    // containers have finished by the time a pod runs; the runtime hooks set them
+    // at creation.
     view.containers.reserve(pod.containers.size());
-    for (const Container& c : pod.containers) {
+    size_t listed = 0;
+    auto addContainer = [&](const Container& c) {
+      ++listed;
       ContainerView cv;
       cv.container = &c;
       if (!c.id.empty()) {
@@ -163,12 +169,16 @@ QosSnapshot QosManager::snapshot(const std::vector<Pod>& pods, const MetricCache
         cv.throttledRatio = sampleOf(cache, MetricKind::kContainerCpuThrottledRatio, cv.id);
       }
       view.containers.push_back(std::move(cv));
+    };
+    for (const Container& c : pod.initContainers) {
+      if (c.restartable) addContainer(c);
     }
+    for (const Container& c : pod.containers) addContainer(c);
     // Containers restarted under new ids leave their old entries: drop them.
-    if (paths.containers.size() > pod.containers.size()) {
+    if (paths.containers.size() > listed) {
       std::erase_if(paths.containers, [&](const auto& kv) {
-        return std::none_of(pod.containers.begin(), pod.containers.end(),
-                            [&](const Container& c) { return c.id == kv.first; });
+        return std::none_of(view.containers.begin(), view.containers.end(),
+                            [&](const ContainerView& c) { return c.container->id == kv.first; });
       });
     }
     snap.pods.push_back(std::move(view));

@@ -95,24 +95,42 @@ Result<int64_t> quotaFromMilli(int64_t milli, const std::string& what) {
   return milliCpuToQuota(milli);
 }
 
-// koordlet's pod limit: the containers' sum, or 0 (none) if any has none. A
-// negative limit or a sum past int64 refuses the pod's field.
+// One field of every hook container, for kube/pod_resources.h; a negative value is
+// refused here, naming the container and field as the container-level hooks do.
+Result<std::vector<ContainerAmount>> amounts(const HookPod& pod, const char* resource,
+                                             std::optional<int64_t> ResourceList::*field,
+                                             bool limits) {
+  std::vector<ContainerAmount> out;
+  out.reserve(pod.containers.size());
+  for (const HookContainer& c : pod.containers) {
+    const std::optional<int64_t>& v = (limits ? c.limits : c.requests).*field;
+    auto ok = nonNegative(v, fieldName(c, resource, limits ? "limit" : "request"));
+    if (!ok) return ok.error();
+    out.push_back(ContainerAmount{c.name, c.kind, v});
+  }
+  return out;
+}
+
+// The pod's limit as the kubelet counts it (sidecars summed, init containers
+// max'ed), or 0 (none) if any container has none. A negative limit or a sum past
+// int64 refuses the pod's field.
 Result<int64_t> podLimitSum(const HookPod& pod, const char* resource,
                             std::optional<int64_t> ResourceList::*field) {
-  int64_t sum = 0;
-  bool unlimited = false;
-  for (const HookContainer& c : pod.containers) {
-    auto v = nonNegative(c.limits.*field, fieldName(c, resource, "limit"));
-    if (!v) return v.error();
-    if (*v == 0) {
-      unlimited = true;
-      continue;
-    }
-    auto next = checkedAdd(sum, *v);
-    if (!next) return makeError(std::string(resource) + " limits overflow int64 when summed");
-    sum = *next;
-  }
-  return unlimited ? 0 : sum;
+  auto list = amounts(pod, resource, field, true);
+  if (!list) return list.error();
+  auto limit = podLimits(*list);
+  if (!limit) return makeError(std::string(resource) + " limits overflow int64 when summed");
+  return limit->value_or(0);
+}
+
+// The pod's request as the kubelet counts it.
+Result<int64_t> podRequestSum(const HookPod& pod, const char* resource,
+                              std::optional<int64_t> ResourceList::*field) {
+  auto list = amounts(pod, resource, field, false);
+  if (!list) return list.error();
+  auto request = podRequests(*list);
+  if (!request) return makeError(std::string(resource) + " requests overflow int64 when summed");
+  return *request;
 }
 
 bool isRawBe(const HookPod& pod) { return pod.rawQos == KoordQos::kBE; }
@@ -165,22 +183,9 @@ Status batchResource(const HookPod& pod, const HookContainer* container, const H
     return errors.status();
   }
 
-  // Pod level: the containers' sums.
-  Result<int64_t> requestMilli = int64_t{0};
-  for (const HookContainer& c : pod.containers) {
-    auto v = nonNegative(c.requests.batchCpuMilli, fieldName(c, kBatchCpuResource, "request"));
-    if (!v) {
-      requestMilli = v.error();
-      break;
-    }
-    auto next = checkedAdd(*requestMilli, *v);
-    if (!next) {
-      requestMilli =
-          makeError(std::string(kBatchCpuResource) + " requests overflow int64 when summed");
-      break;
-    }
-    requestMilli = *next;
-  }
+  // Pod level: the containers' values counted as the kubelet counts a pod's.
+  Result<int64_t> requestMilli =
+      podRequestSum(pod, kBatchCpuResource, &ResourceList::batchCpuMilli);
   if (requestMilli) {
     requestMilli =
         sharesFromMilli(*requestMilli, std::string(kBatchCpuResource) + " requests summed to");
@@ -391,9 +396,14 @@ Status memoryQos(const HookPod& pod, const HookContainer* container, const HookC
     return Ok{};
   }
   const Pod& kube = *pod.kubelet;
-  auto c = std::find_if(kube.containers.begin(), kube.containers.end(),
-                        [&](const Container& k) { return k.name == container->name; });
-  if (c == kube.containers.end()) return Ok{};
+  // App containers and sidecars, as the memory QoS strategy sees them.
+  const Container* c = nullptr;
+  for (const auto* list : {&kube.containers, &kube.initContainers}) {
+    for (const Container& k : *list) {
+      if (k.name == container->name && k.kind() != ContainerKind::kInit) c = &k;
+    }
+  }
+  if (c == nullptr) return Ok{};
   // A one-pod snapshot with placeholder dirs: the container's writes are the ones
   // to the placeholder container dir.
   constexpr const char* kPodDir = "hook-pod";
@@ -404,7 +414,7 @@ Status memoryQos(const HookPod& pod, const HookContainer* container, const HookC
   view.qos = kube.qosWithDefault();
   view.dir = kPodDir;
   ContainerView cv;
-  cv.container = &*c;
+  cv.container = c;
   cv.dir = kContainerDir;
   view.containers.push_back(cv);
   snap.pods.push_back(std::move(view));
@@ -529,9 +539,11 @@ Result<HookPod> hookPodFromKubelet(const Pod& pod) {
   out.kubeQos = pod.kubeQos;
   out.rawQos = pod.koordQos;
   out.kubelet = &pod;
-  out.containers.reserve(pod.containers.size());
-  for (const Container& c : pod.containers) {
-    out.containers.push_back(HookContainer{c.name, c.id, c.requests, c.limits});
+  out.containers.reserve(pod.initContainers.size() + pod.containers.size());
+  for (const auto* list : {&pod.initContainers, &pod.containers}) {
+    for (const Container& c : *list) {
+      out.containers.push_back(HookContainer{c.name, c.id, c.requests, c.limits, c.kind()});
+    }
   }
   mergeExtendedResourceSpec(out);
   return out;

@@ -84,6 +84,10 @@ struct HookContainer {
   std::string id;  // runtime id, "" when not created yet
   ResourceList requests;
   ResourceList limits;
+  // App container, sidecar (restartable init container) or regular init container:
+  // the pod-level values count them as the kubelet does (kube/pod_resources.h);
+  // the container-level hooks treat all three alike.
+  ContainerKind kind = ContainerKind::kApp;
 };
 
 // A pod as a hook sees it: from the kubelet's pod list (reconciler) or from an NRI
@@ -120,7 +124,8 @@ Result<std::map<std::string, ExtendedResources>> parseExtendedResourceSpec(std::
 // Batch resources from the container spec, else from the annotation (spec
 // preferred per field, as koordlet's reconciler). A bad annotation does not fail the
 // pod: it is kept in extendedResourceError for the BatchResource hook. Init
-// containers are not hook containers.
+// containers and sidecars are hook containers too (first, in spec order, with their
+// kind).
 Result<HookPod> hookPodFromKubelet(const Pod& pod);
 
 // The annotation's batch values filling what `containers` lack (spec values win);

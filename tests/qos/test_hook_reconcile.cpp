@@ -434,3 +434,85 @@ TEST_CASE("a static burst is held to the normalized quota the kernel checks it a
 }
 
 }  // namespace test_qos_hook_reconcile
+
+namespace test_qos_hook_reconcile {
+
+TEST_CASE(
+    "a BE pod's sidecar and init container count in its pod values as the kubelet "
+    "counts them, and the sidecar gets its own values like an app container",
+    "[hook-reconcile]") {
+  // app: batch-cpu 1000/1000, memory 64Mi; sidecar mesh (restartPolicy Always):
+  // 500/500, 32Mi; init setup after it in the spec (so it runs beside mesh):
+  // 3000/3000, 16Mi.
+  //   requests: running 1000 + 500 = 1500; setup beside mesh 3000 + 500 = 3500 -> 3500
+  //             milli -> shares 3500 * 1024 / 1000 = 3584
+  //   cpu limits: the same arithmetic -> 3500 milli -> quota 350000
+  //   memory limits: running 64 + 32 = 96Mi; setup beside mesh 16 + 32 = 48Mi -> 96Mi
+  Container mesh = batch("mesh", "idm", 500, 500, 32 * kMi);
+  mesh.init = true;
+  mesh.restartable = true;
+  Container setup = batch("setup", "ids", 3000, 3000, 16 * kMi);
+  setup.init = true;
+  std::vector<Pod> pods;
+  pods.push_back(
+      pod("be", KubeQos::kBestEffort, KoordQos::kBE, {batch("app", "ida", 1000, 1000, 64 * kMi)}));
+  pods.back().initContainers = {mesh, setup};
+
+  test::TempTree tree;
+  ManualClock clock;
+  FailureLog failures{clock, std::chrono::minutes(10)};
+  ExecutorConfig ec;
+  ec.cgroupRoot = tree.path();
+  Executor exec(ec, kLayout, KnobSupport::all(), clock, failures);
+  QosManager manager(QosManagerConfig{}, kLayout, fourCpus(), exec, clock);
+  MetricCache cache({}, clock.now());
+  // The manager's own snapshot: the sidecar is a container of the pod; the finished
+  // init container is not.
+  const QosSnapshot snap = manager.snapshot(pods, cache);
+  REQUIRE(snap.pods.size() == 1);
+  std::vector<std::string> names;
+  for (const ContainerView& cv : snap.pods[0].containers) names.push_back(cv.container->name);
+  CHECK(names == std::vector<std::string>{"mesh", "app"});
+
+  const NodeSloSpec spec = defaultNodeSlo();
+  HookContext ctx;
+  ctx.spec = &spec;
+  const HookReconcileResult r = reconcileHooks(snap, ctx);
+  CHECK(r.errors.empty());
+  CHECK(describe(r.writes) ==
+        std::vector<std::string>{
+            "kubepods/besteffort/podbe cpu.shares=3584 [runtime-hooks]",
+            "kubepods/besteffort/podbe cpu.cfs_quota_us=350000 [runtime-hooks]",
+            "kubepods/besteffort/podbe memory.limit_in_bytes=100663296 [runtime-hooks]",
+            "kubepods/besteffort/podbe/idm cpu.shares=512 [runtime-hooks]",
+            "kubepods/besteffort/podbe/idm cpu.cfs_quota_us=50000 [runtime-hooks]",
+            "kubepods/besteffort/podbe/idm memory.limit_in_bytes=33554432 [runtime-hooks]",
+            "kubepods/besteffort/podbe/ida cpu.shares=1024 [runtime-hooks]",
+            "kubepods/besteffort/podbe/ida cpu.cfs_quota_us=100000 [runtime-hooks]",
+            "kubepods/besteffort/podbe/ida memory.limit_in_bytes=67108864 [runtime-hooks]",
+        });
+
+  // The init container's own values at its creation (the hooks' container path).
+  auto hp = hookPodFromKubelet(pods[0]);
+  REQUIRE(hp);
+  const HookContainer* init = hp->container("setup");
+  REQUIRE(init != nullptr);
+  CHECK(init->kind == ContainerKind::kInit);
+  std::vector<std::string> errors;
+  const HookIntent in = containerIntent(*hp, *init, ctx, &errors);
+  CHECK(errors.empty());
+  CHECK(in.cpuShares == 3072);
+  CHECK(in.cfsQuota == 300000);
+  CHECK(in.memoryLimit == 16 * kMi);
+
+  // A sidecar without a batch-cpu limit leaves the pod's quota unlimited, as the
+  // kubelet leaves a pod without a limit when one container has none.
+  pods[0].initContainers[0].limits.batchCpuMilli.reset();
+  auto open = hookPodFromKubelet(pods[0]);
+  REQUIRE(open);
+  const HookIntent podLevel = podIntent(*open, ctx, &errors);
+  CHECK(podLevel.cfsQuota == -1);
+  CHECK(podLevel.cpuShares == 3584);
+}
+
+}  // namespace test_qos_hook_reconcile
