@@ -322,6 +322,11 @@ void Agent::runQos() {
     }
     exporter_.endBurstRound();
   }
+  if (const auto* r = round.result<HookReconcileResult>(HookReconcileStrategy::kName)) {
+    for (const HookReconcileTiming& t : r->timings) {
+      exporter_.recordHookReconciler(t.level, t.resourceType, t.ok, t.millis);
+    }
+  }
   runResctrl();
 }
 

@@ -116,6 +116,10 @@ Exporter::Exporter(std::string nodeName, std::string version)
       "koordlet_runtime_hook_invoked_duration_milliseconds",
       "Time of one runtime hook run inside an NRI or runtime proxy call, by hook, stage and "
       "outcome");
+  hookReconciler_ = &histogramFamily(
+      "koordlet_runtime_hook_reconciler_invoked_duration_milliseconds",
+      "Time the runtime hooks' reconciler took to decide one pod's or container's value of "
+      "one cgroup file, by level, resource type and outcome");
   hookServerEnabled_ = &gaugeFamily("koordlet_runtime_hook_server_enabled",
                                     "1 when koord-runtime-proxy's hook server is turned on "
                                     "(--enable-runtime-hook-server)")
@@ -650,10 +654,32 @@ void Exporter::recordConfig(uint64_t generation, uint64_t reloadErrors, bool las
 
 namespace koord {
 
+namespace {
+// koordlet's ExponentialBuckets(0.01, 4, 8) for both runtime hook histograms.
+const prometheus::Histogram::BucketBoundaries kHookBuckets = {0.01, 0.04,  0.16,  0.64,
+                                                              2.56, 10.24, 40.96, 163.84};
+}  // namespace
+
+void Exporter::recordHookReconciler(std::string_view level, std::string_view resourceType, bool ok,
+                                    double millis) {
+  const char* status = ok ? "succeeded" : "failed";
+  std::string key;
+  key.append(level).append(1, '\0').append(resourceType).append(1, '\0').append(status);
+  auto it = hookReconcilerSeries_.find(key);
+  if (it == hookReconcilerSeries_.end()) {
+    auto& added = hookReconciler_->Add({{"node", node_},
+                                        {"level", std::string(level)},
+                                        {"resource_type", std::string(resourceType)},
+                                        {"status", status}},
+                                       kHookBuckets);
+    it = hookReconcilerSeries_.emplace(std::move(key), &added).first;
+  }
+  it->second->Observe(millis);
+}
+
 void Exporter::recordRuntimeHook(std::string_view hook, std::string_view stage, bool ok,
                                  double millis) {
-  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.01, 0.04,  0.16,  0.64,
-                                                                   2.56, 10.24, 40.96, 163.84};
+  const auto& kBuckets = kHookBuckets;
   const char* status = ok ? "succeeded" : "failed";
   std::string key;
   key.reserve(hook.size() + stage.size() + 12);

@@ -179,6 +179,12 @@ class Exporter {
   // (koordlet's name, labels and buckets 0.01 × 4^k; status succeeded|failed).
   // Thread-safe: the NRI client's thread calls it while the loop renders.
   void recordRuntimeHook(std::string_view hook, std::string_view stage, bool ok, double millis);
+  // One reconcile of a hook value by the reconciler (the agent loop only):
+  // koordlet_runtime_hook_reconciler_invoked_duration_milliseconds
+  // {node,level,resource_type,status} (koordlet's name, labels and buckets; level
+  // pod|container, resource_type the v1 file name).
+  void recordHookReconciler(std::string_view level, std::string_view resourceType, bool ok,
+                            double millis);
   // The NRI client's state (koordlet_nri_connected, koordlet_nri_state{state}
   // one-hot, koordlet_nri_enabled) and its cumulative counters
   // (koordlet_nri_connection_attempts_total, koordlet_nri_connects_total,
@@ -343,6 +349,8 @@ class Exporter {
   prometheus::Family<prometheus::Gauge>* beCpu_;
   prometheus::Family<prometheus::Histogram>* resourceUpdate_;
   prometheus::Family<prometheus::Histogram>* runtimeHook_;
+  prometheus::Family<prometheus::Histogram>* hookReconciler_;
+  std::unordered_map<std::string, prometheus::Histogram*> hookReconcilerSeries_;
   std::mutex runtimeHookMu_;  // guards runtimeHookSeries_ (NRI thread vs loop)
   std::map<std::string, prometheus::Histogram*, std::less<>> runtimeHookSeries_;
   prometheus::Gauge* nriEnabled_;

@@ -219,6 +219,7 @@ void driveExporter(Exporter& e) {
   mon.mbmTotalBytes = 2 << 20;
   e.recordResctrlMon({mon});
   e.recordRuntimeHook("CPUSetAllocator", "PreCreateContainer", true, 0.1);
+  e.recordHookReconciler("pod", "cpu.cfs_quota_us", true, 0.02);
   e.recordNri(true, "connected", 1, 1, 0);
   e.recordNriLimitCloses(0, 0, 0);
   e.recordHookServer(true, true, {{"PreCreateContainerHook", "OK", 1}});

@@ -40,6 +40,7 @@ inline constexpr std::string_view kKoordletMetricNames[] = {
     "koordlet_resctrl_memory_bandwidth",
     "koordlet_resource_update_duration_milliseconds",
     "koordlet_runtime_hook_invoked_duration_milliseconds",
+    "koordlet_runtime_hook_reconciler_invoked_duration_milliseconds",
     "koordlet_start_time",
 };
 

@@ -3,6 +3,8 @@
 #include "qos/write_reasons.h"
 
 #include <algorithm>
+#include <chrono>
+#include <utility>
 
 namespace koord {
 namespace {
@@ -28,6 +30,41 @@ void emit(std::vector<CgroupWrite>& out, const std::string& dir, const HookInten
   }
 }
 
+// The resource types one pod's or container's values touched: those emitted, and
+// those a hook refused (its error names the field: "(cfs quota not set)").
+void recordTimings(std::vector<HookReconcileTiming>& out, const char* level,
+                   const std::vector<CgroupWrite>& writes, size_t firstWrite,
+                   const std::vector<std::string>& errors, size_t firstError, double millis) {
+  std::vector<std::string> types;
+  for (size_t i = firstWrite; i < writes.size(); ++i) {
+    std::string name(knobSpec(writes[i].knob).name);
+    if (std::find(types.begin(), types.end(), name) == types.end()) types.push_back(name);
+  }
+  const bool ok = errors.size() == firstError;
+  static const std::pair<const char*, const char*> kNamed[] = {
+      {"cpu shares", "cpu.shares"},
+      {"cfs quota", "cpu.cfs_quota_us"},
+      {"memory limit", "memory.limit_in_bytes"}};
+  for (size_t i = firstError; i < errors.size(); ++i) {
+    // An error that names no field (a bad annotation) failed every field it feeds.
+    const bool named = std::any_of(std::begin(kNamed), std::end(kNamed), [&](const auto& n) {
+      return errors[i].find(n.first) != std::string::npos;
+    });
+    for (const auto& [text, type] : kNamed) {
+      if ((!named || errors[i].find(text) != std::string::npos) &&
+          std::find(types.begin(), types.end(), type) == types.end()) {
+        types.emplace_back(type);
+      }
+    }
+  }
+  for (std::string& t : types) out.push_back(HookReconcileTiming{level, std::move(t), ok, millis});
+}
+
+double elapsedMillis(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 }  // namespace
 
 HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx) {
@@ -41,13 +78,22 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
     }
     if (skipHooks(*hp)) continue;
     const bool cpusetAllowed = !suppressOwnsCpuset(pv);
+    auto start = std::chrono::steady_clock::now();
+    size_t firstWrite = out.writes.size();
+    const size_t firstError = out.errors.size();
     emit(out.writes, pv.dir, podIntent(*hp, ctx, &out.errors), cpusetAllowed);
+    recordTimings(out.timings, "pod", out.writes, firstWrite, out.errors, firstError,
+                  elapsedMillis(start));
     for (const ContainerView& cv : pv.containers) {
       if (cv.dir.empty() || cv.container == nullptr) continue;  // app containers, sidecars
       const HookContainer* hc = hp->container(cv.container->name);
       if (hc == nullptr) continue;
       std::vector<std::string> errors;
+      start = std::chrono::steady_clock::now();
+      firstWrite = out.writes.size();
       emit(out.writes, cv.dir, containerIntent(*hp, *hc, ctx, &errors), cpusetAllowed);
+      recordTimings(out.timings, "container", out.writes, firstWrite, errors, 0,
+                    elapsedMillis(start));
       // The same annotation fails for every container: one line per problem.
       for (std::string& e : errors) {
         if (std::find(out.errors.begin(), out.errors.end(), e) == out.errors.end()) {

@@ -28,9 +28,21 @@ namespace koord {
 
 inline constexpr const char* kOwnerRuntimeHooks = "runtime-hooks";
 
+// One reconcile of one cgroup file's value for a pod or a container, timed as
+// koordlet times its reconcile functions:
+// koordlet_runtime_hook_reconciler_invoked_duration_milliseconds{level,resource_type,status}.
+struct HookReconcileTiming {
+  const char* level;         // "pod" | "container" (koordlet's ReconcilerLevel)
+  std::string resourceType;  // the v1 file name, as koordlet names it: "cpu.shares", ...
+  bool ok = true;            // false: a hook refused a value of this pod or container
+  double millis = 0;         // computing that pod's or container's values
+};
+
 struct HookReconcileResult {
   std::vector<CgroupWrite> writes;  // moved to the outcome when run by the manager
   std::vector<std::string> errors;  // one line per problem, naming the pod
+  // One per resource the hooks decided (written or refused) per pod and container.
+  std::vector<HookReconcileTiming> timings;
 };
 
 HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx);

@@ -201,6 +201,29 @@ TEST_CASE("runtime hook runs are timed in koordlet's hook histogram by hook, sta
               "node=\"n\",stage=\"PreCreateContainer\",status=\"failed\"} 1"));
 }
 
+TEST_CASE(
+    "the hooks' reconciler is timed in koordlet's reconciler histogram by level, "
+    "resource type and outcome",
+    "[exporter]") {
+  Exporter e("n", "v1");
+  e.recordHookReconciler("pod", "cpu.cfs_quota_us", true, 0.03);
+  e.recordHookReconciler("pod", "cpu.cfs_quota_us", true, 1.0);
+  e.recordHookReconciler("container", "memory.limit_in_bytes", false, 0.005);
+  const std::string text = e.render();
+  CHECK(
+      hasLine(text,
+              "koordlet_runtime_hook_reconciler_invoked_duration_milliseconds_bucket{level=\"pod\","
+              "node=\"n\",resource_type=\"cpu.cfs_quota_us\",status=\"succeeded\",le=\"0.04\"} 1"));
+  CHECK(
+      hasLine(text,
+              "koordlet_runtime_hook_reconciler_invoked_duration_milliseconds_count{level=\"pod\","
+              "node=\"n\",resource_type=\"cpu.cfs_quota_us\",status=\"succeeded\"} 2"));
+  CHECK(hasLine(text,
+                "koordlet_runtime_hook_reconciler_invoked_duration_milliseconds_bucket{level="
+                "\"container\",node=\"n\",resource_type=\"memory.limit_in_bytes\",status="
+                "\"failed\",le=\"0.01\"} 1"));
+}
+
 TEST_CASE("the NRI client's state is one-hot and its counters only grow", "[exporter]") {
   Exporter e("n", "v1");
   e.recordNri(true, "waiting", 3, 0, 0);

@@ -159,6 +159,12 @@ TEST_CASE("a bad annotation costs its pod only the BatchResource values, reporte
         "pod default/pod-bad: hook BatchResource: annotation "
         "node.koordinator.sh/extended-resource-spec: not valid JSON");
   CHECK(describe(r.writes).size() == 6);  // the good pod's pod and container triples
+  // Timed as failed for every field the annotation feeds, for the bad pod and each
+  // of its containers; the good pod's as succeeded.
+  int failed = 0, succeeded = 0;
+  for (const HookReconcileTiming& t : r.timings) (t.ok ? succeeded : failed)++;
+  CHECK(failed == 9);
+  CHECK(succeeded == 6);
 }
 
 TEST_CASE("the gates turn the reconciler's hooks off", "[hook-reconcile]") {
@@ -491,6 +497,19 @@ TEST_CASE(
             "kubepods/besteffort/podbe/ida cpu.cfs_quota_us=100000 [runtime-hooks]",
             "kubepods/besteffort/podbe/ida memory.limit_in_bytes=67108864 [runtime-hooks]",
         });
+
+  // Timed per pod and container and per file decided, as koordlet's reconciler is.
+  std::vector<std::string> timed;
+  for (const HookReconcileTiming& t : r.timings) {
+    CHECK(t.ok);
+    CHECK(t.millis >= 0);
+    timed.push_back(std::string(t.level) + " " + t.resourceType);
+  }
+  CHECK(timed == std::vector<std::string>{
+                     "pod cpu.shares", "pod cpu.cfs_quota_us", "pod memory.limit_in_bytes",
+                     "container cpu.shares", "container cpu.cfs_quota_us",
+                     "container memory.limit_in_bytes", "container cpu.shares",
+                     "container cpu.cfs_quota_us", "container memory.limit_in_bytes"});
 
   // The init container's own values at its creation (the hooks' container path).
   auto hp = hookPodFromKubelet(pods[0]);
