@@ -61,6 +61,7 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
              clock.now()),
       config_(opts_.configFile, opts_.nodeName, opts_.configOverridesNodeslo, clock),
       hookServerTimer_(io),
+      sandboxTimer_(io),
       topologyTimer_(io),
       collectTimer_(io),
       podSyncTimer_(io),
@@ -252,6 +253,8 @@ void Agent::stop() {
   server_.stop();
   if (nri_) nri_->stop();
   hookServerTimer_.cancel();
+  sandboxTimer_.cancel();
+  pendingSandboxes_.clear();  // the reconciler of the next start covers them
   if (hookServer_) hookServer_->stop();
   if (gpuHealth_) gpuHealth_->stop();
 }

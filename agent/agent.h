@@ -302,6 +302,25 @@ class Agent {
   std::string registration_;  // what became of koordlet.json
   boost::asio::steady_timer hookServerTimer_;
   int hookServerFailures_ = 0;  // starts failed in a row
+
+  // Pod-level values at sandbox creation (agent_sandbox.cpp): both hook paths'
+  // PreRunPodSandbox intents, written through the executor as soon as the pod's
+  // cgroup exists (NRI: at once; the proxy's pre-hook: before the runtime made it).
+  struct PendingSandbox {
+    std::string ns, name;
+    std::string dir;  // the pod's cgroup, from our layout (never the runtime's string)
+    std::vector<CgroupWrite> writes;
+    Clock::Monotonic since{};  // the hook's call
+    Clock::Monotonic deadline{};
+  };
+  std::map<std::string, PendingSandbox> pendingSandboxes_;  // by uid, bounded
+  boost::asio::steady_timer sandboxTimer_;
+  bool sandboxTimerArmed_ = false;
+  uint64_t sandboxWritten_ = 0, sandboxExpired_ = 0, sandboxDropped_ = 0;
+  SandboxSink sandboxSink();  // for both adapters' runners
+  void onSandbox(std::string uid, std::string ns, std::string name, KubeQos kubeQos,
+                 HookIntent intent, Clock::Monotonic since);
+  void applyPendingSandboxes();
   void trimHeap();
   Clock::Monotonic lastHeapTrim_{};
   uint64_t podsVersion_ = 0;   // bumped on every new pod list

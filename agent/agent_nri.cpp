@@ -48,6 +48,7 @@ void Agent::startNri() {
   if (auto p = parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
   nriHooks_ =
       std::make_unique<nri::NriHooks>(hookState_, hookRecorder_.get(), policy, sharedDecisions());
+  nriHooks_->setSandboxSink(sandboxSink());
 
   nri::NriClientConfig c;
   // Joined to --var-run-root-dir whatever its form, as koordlet does (the host's

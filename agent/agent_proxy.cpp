@@ -43,6 +43,7 @@ void Agent::startHookServer() {
   if (auto p = parseFailurePolicy(opts_.runtimeHooksPluginFailurePolicy)) policy = *p;
   proxyHooks_ = std::make_unique<runtimeproxy::ProxyHooks>(hookState_, hookRecorder_.get(), policy,
                                                            sharedDecisions(), clock_);
+  proxyHooks_->setSandboxSink(sandboxSink());
   runtimeproxy::HookServerConfig c;
   c.network = opts_.runtimeHooksNetwork;
   c.address = opts_.runtimeHooksAddr;

@@ -148,8 +148,9 @@ Result<api::StopContainerResponse> NriHooks::stopContainer(
 Status NriHooks::stateChange(const api::StateChangeEvent& event) {
   auto state = store_->current();
   if (!state) return Ok{};
-  // Pod-level values are computed (timed, errors logged) but written by the
-  // reconciler: this handler never touches a file. Errors never fail these events.
+  // Pod-level values are computed (timed, errors logged) and handed to the agent's
+  // loop, which writes them (the runner's sandbox sink): this handler never touches
+  // a file. Errors never fail these events.
   if (event.event() == api::RUN_POD_SANDBOX) {
     (void)run(*state, event.pod(), nullptr, HookStage::kPreRunPodSandbox, false);
   } else if (event.event() == api::REMOVE_POD_SANDBOX) {

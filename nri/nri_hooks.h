@@ -60,6 +60,8 @@ class NriHooks final : public NriHandler {
 
   // Hook errors so far (each logged while the count is a power of two).
   uint64_t hookErrors() const { return runner_.hookErrors(); }
+  // Where PreRunPodSandbox's pod values go (set before serving).
+  void setSandboxSink(SandboxSink sink) { runner_.setSandboxSink(std::move(sink)); }
   // Container decisions taken from the runtime proxy's hook server (both paths on).
   uint64_t sharedDecisions() const { return runner_.sharedDecisions(); }
 

@@ -15,21 +15,6 @@ bool suppressOwnsCpuset(const PodView& pv) {
   return pv.qos == KoordQos::kBE || pv.pod->kubeQos == KubeQos::kBestEffort;
 }
 
-void emit(std::vector<CgroupWrite>& out, const std::string& dir, const HookIntent& intent,
-          bool cpusetAllowed) {
-  auto add = [&](Knob knob, KnobValue v) {
-    out.push_back(CgroupWrite{dir, knob, std::move(v), kOwnerRuntimeHooks});
-  };
-  if (intent.cpuShares) add(Knob::kCpuShares, KnobValue::of(*intent.cpuShares));
-  if (intent.cfsQuota) add(Knob::kCpuQuota, KnobValue::of(*intent.cfsQuota));
-  if (intent.memoryLimit) add(Knob::kMemoryLimit, KnobValue::of(*intent.memoryLimit));
-  if (cpusetAllowed && intent.cpuset && !intent.cpuset->empty()) {
-    // The hook rendered it as the kernel prints a list (so the parser's newline).
-    auto cpus = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *intent.cpuset + "\n");
-    if (cpus) add(Knob::kCpusetCpus, std::move(*cpus));
-  }
-}
-
 // The resource types one pod's or container's values touched: those emitted, and
 // those a hook refused (its error names the field: "(cfs quota not set)").
 void recordTimings(std::vector<HookReconcileTiming>& out, const char* level,
@@ -67,6 +52,21 @@ double elapsedMillis(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+void appendHookWrites(std::vector<CgroupWrite>& out, const std::string& dir,
+                      const HookIntent& intent, bool cpusetAllowed) {
+  auto add = [&](Knob knob, KnobValue v) {
+    out.push_back(CgroupWrite{dir, knob, std::move(v), kOwnerRuntimeHooks});
+  };
+  if (intent.cpuShares) add(Knob::kCpuShares, KnobValue::of(*intent.cpuShares));
+  if (intent.cfsQuota) add(Knob::kCpuQuota, KnobValue::of(*intent.cfsQuota));
+  if (intent.memoryLimit) add(Knob::kMemoryLimit, KnobValue::of(*intent.memoryLimit));
+  if (cpusetAllowed && intent.cpuset && !intent.cpuset->empty()) {
+    // The hook rendered it as the kernel prints a list (so the parser's newline).
+    auto cpus = parseKnob(Knob::kCpusetCpus, CgroupVersion::kV1, *intent.cpuset + "\n");
+    if (cpus) add(Knob::kCpusetCpus, std::move(*cpus));
+  }
+}
+
 HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx) {
   HookReconcileResult out;
   for (const PodView& pv : snap.pods) {
@@ -81,7 +81,7 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
     auto start = std::chrono::steady_clock::now();
     size_t firstWrite = out.writes.size();
     const size_t firstError = out.errors.size();
-    emit(out.writes, pv.dir, podIntent(*hp, ctx, &out.errors), cpusetAllowed);
+    appendHookWrites(out.writes, pv.dir, podIntent(*hp, ctx, &out.errors), cpusetAllowed);
     recordTimings(out.timings, "pod", out.writes, firstWrite, out.errors, firstError,
                   elapsedMillis(start));
     for (const ContainerView& cv : pv.containers) {
@@ -91,7 +91,7 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
       std::vector<std::string> errors;
       start = std::chrono::steady_clock::now();
       firstWrite = out.writes.size();
-      emit(out.writes, cv.dir, containerIntent(*hp, *hc, ctx, &errors), cpusetAllowed);
+      appendHookWrites(out.writes, cv.dir, containerIntent(*hp, *hc, ctx, &errors), cpusetAllowed);
       recordTimings(out.timings, "container", out.writes, firstWrite, errors, 0,
                     elapsedMillis(start));
       // The same annotation fails for every container: one line per problem.
@@ -137,7 +137,7 @@ HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const N
 
 StrategyOutcome HookReconcileStrategy::run(const StrategyContext& ctx) {
   HookContext hooks = hookContext(gates_, ctx.spec, ctx.node);
-  hooks.unified = false;  // emit() writes none of them
+  hooks.unified = false;  // appendHookWrites() writes none of them
   // CPU burst owns the LS pods' quotas while it runs, and steps them from the
   // normalized base itself (cpu_burst.h): the reconciler leaves them to it.
   if (gates_.cpuBurst) hooks.cpuNormalization = false;

@@ -47,6 +47,12 @@ struct HookReconcileResult {
 
 HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx);
 
+// An intent's cgroup fields as writes to `dir` (owner runtime-hooks): cpu.shares,
+// cfs quota, memory limit, and a non-empty cpuset when `cpusetAllowed`. The
+// reconciler's and the sandbox writes' one conversion.
+void appendHookWrites(std::vector<CgroupWrite>& out, const std::string& dir,
+                      const HookIntent& intent, bool cpusetAllowed);
+
 // What the hooks take from the feature gates and flags: their own gates, and
 // whether the strategies whose values they mirror run (a gate on with a positive
 // interval).

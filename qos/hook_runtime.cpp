@@ -203,6 +203,12 @@ Result<HookIntent> HookRunner::run(const HookState& state, const HookPod& pod,
     if (failFast && policy_ == FailurePolicy::kFail) return s.error();
   }
   if (!key.empty()) decisions_->record(std::move(key), path_, intent, clock_->now());
+  // The pod's own values at its sandbox: written by the agent as soon as the pod's
+  // cgroup exists, not left to the reconciler's next round.
+  if (container == nullptr && stage == HookStage::kPreRunPodSandbox && sandboxSink_ &&
+      (intent.cpuShares || intent.cfsQuota || intent.memoryLimit)) {
+    sandboxSink_(pod, intent);
+  }
   return intent;
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -142,6 +143,11 @@ std::span<const HookName> hooksAt(HookStage stage);
 // and counted; Ignore: a failing hook adds nothing and the call goes on; Fail
 // (with failFast): the first error is returned, for the runtime to fail the
 // operation. Thread-safe: calls come from the adapters' own threads.
+// Where a pod's PreRunPodSandbox values go to be written (the agent's loop: the
+// adapters never write a cgroup themselves). Called on the adapter's thread with
+// the pod's view and its non-empty pod-level intent; must return at once.
+using SandboxSink = std::function<void(const HookPod& pod, const HookIntent& intent)>;
+
 class HookRunner {
  public:
   // `path` is the caller's; `decisions`, when given, is shared with the other path
@@ -161,6 +167,8 @@ class HookRunner {
                             bool failFast);
   // A problem with the call's input that the hooks went on without.
   void logError(const std::string& message);
+  // Set before the adapter serves (not thread-safe against calls in flight).
+  void setSandboxSink(SandboxSink sink) { sandboxSink_ = std::move(sink); }
 
   uint64_t hookErrors() const { return hookErrors_.load(std::memory_order_relaxed); }
   uint64_t sharedDecisions() const { return shared_.load(std::memory_order_relaxed); }
@@ -174,6 +182,7 @@ class HookRunner {
   const Clock* clock_;
   std::atomic<uint64_t> hookErrors_{0};
   std::atomic<uint64_t> shared_{0};
+  SandboxSink sandboxSink_;
 };
 
 }  // namespace koord

@@ -527,6 +527,19 @@ void mergeExtendedResourceSpec(HookPod& pod) {
     fill(c.limits.batchCpuMilli, e->second.limits.batchCpuMilli);
     fill(c.limits.batchMemoryBytes, e->second.limits.batchMemoryBytes);
   }
+  // A pod the kubelet has not listed yet (a sandbox, or a container before the next
+  // poll): the annotation's other containers are the pod's too, as app containers
+  // (the annotation does not say which are init containers; koordlet sums them all
+  // at its sandbox hook as well). With the kubelet's spec, its containers alone.
+  if (pod.kubelet != nullptr) return;
+  for (const auto& [name, res] : *spec) {
+    if (pod.container(name) != nullptr) continue;
+    HookContainer c;
+    c.name = name;
+    c.requests = res.requests;
+    c.limits = res.limits;
+    pod.containers.push_back(std::move(c));
+  }
 }
 
 Result<HookPod> hookPodFromKubelet(const Pod& pod) {

@@ -87,6 +87,8 @@ class ProxyHooks {
       HookStage stage, const api::ContainerResourceHookRequest& req);
 
   uint64_t hookErrors() const { return runner_.hookErrors(); }
+  // Where PreRunPodSandbox's pod values go (set before serving).
+  void setSandboxSink(SandboxSink sink) { runner_.setSandboxSink(std::move(sink)); }
   uint64_t sharedDecisions() const { return runner_.sharedDecisions(); }
 
  private:

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -129,6 +130,11 @@ TEST_CASE(
         "cgroup/cpuacct/kubepods", "cgroup/memory/kubepods"}) {
     std::filesystem::create_directories(tmp.path(d));
   }
+  // The files the agent probes at start: the knobs the sandbox writes below.
+  tmp.write("cgroup/cpu/kubepods/cpu.shares", "1024\n");
+  tmp.write("cgroup/cpu/kubepods/cpu.cfs_quota_us", "-1\n");
+  tmp.write("cgroup/cpu/kubepods/cpu.cfs_period_us", "100000\n");
+  tmp.write("cgroup/memory/kubepods/memory.limit_in_bytes", "9223372036854771712\n");
   TestKubelet kubelet;
   kubelet.setBody(podList());
   const std::string socket = tmp.path("run/koordlet/koordlet.sock");
@@ -236,6 +242,48 @@ TEST_CASE(
     CHECK(client.stub->PostStopContainerHook(&c5, be, &resp).ok());
     CHECK(client.stub->PreUpdateContainerResourcesHook(&c6, be, &resp).ok());
     CHECK(resp.container_resources().cpu_shares() == 1024);
+  }
+
+  // 2b. PreRunPodSandbox comes before the runtime makes the pod's cgroup: the agent
+  // keeps the pod's values and writes them once the cgroup appears (as runc makes it,
+  // with the kubelet's BestEffort values), not at the next reconcile round after a
+  // kubelet poll (the kubelet stand-in never lists this pod).
+  {
+    const std::string uid = "sandbox-uid";
+    api::PodSandboxHookRequest sandbox;
+    sandbox.mutable_pod_meta()->set_uid(uid);
+    sandbox.mutable_pod_meta()->set_name("be-sandbox");
+    sandbox.mutable_pod_meta()->set_namespace_("default");
+    (*sandbox.mutable_labels())["koordinator.sh/qosClass"] = "BE";
+    (*sandbox.mutable_annotations())["node.koordinator.sh/extended-resource-spec"] = kBatchSpec;
+    sandbox.set_cgroup_parent("/kubepods/besteffort/pod" + uid);
+    api::PodSandboxHookResponse sresp;
+    grpc::ClientContext c;
+    REQUIRE(client.stub->PreRunPodSandboxHook(&c, sandbox, &sresp).ok());
+    std::this_thread::sleep_for(300ms);  // the runtime's own work before the cgroup
+    const std::string dir = "kubepods/besteffort/pod" + uid;
+    const auto made = std::chrono::steady_clock::now();
+    tmp.write("cgroup/cpu/" + dir + "/cpu.shares", "2\n");
+    tmp.write("cgroup/cpu/" + dir + "/cpu.cfs_quota_us", "-1\n");
+    tmp.write("cgroup/cpu/" + dir + "/cpu.cfs_period_us", "100000\n");
+    tmp.write("cgroup/memory/" + dir + "/memory.limit_in_bytes", "9223372036854771712\n");
+    auto values = [&] {
+      auto read = [&](const std::string& f) {
+        auto v = koord::readFile(tmp.path("cgroup/" + f));
+        return v ? *v : std::string("?");
+      };
+      return read("cpu/" + dir + "/cpu.shares") + read("cpu/" + dir + "/cpu.cfs_quota_us") +
+             read("memory/" + dir + "/memory.limit_in_bytes");
+    };
+    std::string got;
+    why = waitFor(kLimit, [&]() -> std::string {
+      got = values();
+      return got == "1024\n200000\n2147483648\n" ? "" : got;
+    });
+    if (!why.empty()) fail("the sandbox's pod values never reached its cgroup: " + why);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - made).count();
+    WARN("figure: the pod's values " << ms << " ms after its cgroup appeared (proxy path)");
   }
 
   // 3. Bad input: a clear status each, and the server keeps serving.

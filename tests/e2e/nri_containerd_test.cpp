@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -275,6 +276,50 @@ TEST_CASE(
     fail("the BE container started with " + agentValues + ", not " + kBatchValues + "\n" +
              hookSeries(*port),
          &agent);
+  }
+
+  // 3b. A pod's own cgroup gets its values at RunPodSandbox, before any container: a BE
+  // pod the kubelet stand-in does not list (so no reconcile round can know it), its
+  // batch resources in the extended-resource-spec annotation (koord-manager's webhook
+  // adds it), its pod cgroup made as the kubelet's cgroupfs driver makes it (shares 2,
+  // no quota, no limit) before the sandbox.
+  {
+    const std::string sbUid = "9c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f";
+    const std::string podDir = "kubepods/besteffort/pod" + sbUid;
+    tree.mkdirs(podDir);
+    std::ofstream(tree.kernelPath("cpu", podDir, "cpu.shares")) << "2";
+    const std::string logDir = tmp.path("pods/default_be-sandbox_" + sbUid);
+    std::filesystem::create_directories(logDir);
+    const auto sandbox = koord::test::kubeletSandbox("be-sandbox", "default", sbUid,
+                                                     "/" + tree.prefix() + "/" + podDir, logDir,
+                                                     kBeLabels, kBeAnnotations);
+    const std::string sandboxId = cri.runPodSandbox(sandbox);
+    const auto returned = std::chrono::steady_clock::now();
+    auto podValues = [&] {
+      auto read = [&](const char* c, const char* f) {
+        std::string v = koord::test::readTextFile(tree.kernelPath(c, podDir, f));
+        while (!v.empty() && v.back() == '\n') v.pop_back();
+        return v;
+      };
+      return "shares=" + read("cpu", "cpu.shares") + " quota=" + read("cpu", "cpu.cfs_quota_us") +
+             " memory=" + read("memory", "memory.limit_in_bytes");
+    };
+    std::string got;
+    why = waitFor(kLimit, [&]() -> std::string {
+      got = podValues();
+      return got == kBatchValues ? "" : got;
+    });
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - returned)
+            .count();
+    if (!why.empty()) {
+      fail("the BE pod's own cgroup holds " + got + " after its sandbox, not " + kBatchValues,
+           &agent);
+    }
+    WARN("figure: the pod's batch values in its cgroup " << ms
+                                                         << " ms after RunPodSandbox returned");
+    cri.stopPodSandbox(sandboxId);
+    cri.removePodSandbox(sandboxId);
   }
 
   // 4. The reconciler brings the control pod's running container to the same values.

@@ -180,4 +180,48 @@ TEST_CASE(
   CHECK(late->cpuShares == 3072);
 }
 
+TEST_CASE(
+    "at a sandbox the runner hands the pod's own values to the sink, from the "
+    "extended-resource-spec annotation when the kubelet has not listed the pod",
+    "[hook-runtime]") {
+  HookState state;
+  state.spec = defaultNodeSlo();
+  state.context.spec = &state.spec;
+  RuntimePod rp;
+  rp.uid = "u1";
+  rp.ns = "default";
+  rp.name = "be";
+  rp.labels = {{"koordinator.sh/qosClass", "BE"}};
+  rp.cgroupParent = "kubepods-besteffort-podu1.slice";  // the systemd driver's form
+  // Two containers as koord-manager's webhook writes them: 1000 + 500 milli of
+  // batch-cpu requested and limited, 64Mi + 32Mi of batch-memory limited.
+  rp.annotations = {
+      {"node.koordinator.sh/extended-resource-spec",
+       R"({"containers":{"a":{"requests":{"kubernetes.io/batch-cpu":"1k"},)"
+       R"("limits":{"kubernetes.io/batch-cpu":"1k","kubernetes.io/batch-memory":"64Mi"}},)"
+       R"("b":{"requests":{"kubernetes.io/batch-cpu":"500"},)"
+       R"("limits":{"kubernetes.io/batch-cpu":"500","kubernetes.io/batch-memory":"32Mi"}}}})"}};
+  std::vector<std::pair<std::string, HookIntent>> sunk;
+  HookRunner runner(nullptr, FailurePolicy::kIgnore, HookPath::kNri);
+  runner.setSandboxSink(
+      [&](const HookPod& p, const HookIntent& i) { sunk.emplace_back(p.uid, i); });
+  auto pod = hookPodFromRuntime(rp, nullptr, nullptr);
+  REQUIRE(pod.ok());
+  CHECK(pod->kubeQos == KubeQos::kBestEffort);
+  auto intent = runner.decide(state, pod, std::nullopt, HookStage::kPreRunPodSandbox, false);
+  REQUIRE(intent.ok());
+  REQUIRE(sunk.size() == 1);
+  CHECK(sunk[0].first == "u1");
+  CHECK(sunk[0].second.cpuShares == 1536);   // 1500 milli * 1024 / 1000
+  CHECK(sunk[0].second.cfsQuota == 150000);  // 1500 milli of a 100 ms period
+  CHECK(sunk[0].second.memoryLimit == 96 * 1024 * 1024);
+  // A container's stage, or a pod with nothing to write, sinks nothing.
+  (void)runner.decide(state, pod, "a", HookStage::kPreCreateContainer, false);
+  rp.labels.clear();
+  rp.annotations.clear();
+  auto ls = hookPodFromRuntime(rp, nullptr, nullptr);
+  (void)runner.decide(state, ls, std::nullopt, HookStage::kPreRunPodSandbox, false);
+  CHECK(sunk.size() == 1);
+}
+
 }  // namespace test_qos_hook_runtime
