@@ -61,6 +61,8 @@ Agent::Agent(asio::io_context& io, Options options, const Clock& clock, SystemIn
              clock.now()),
       config_(opts_.configFile, opts_.nodeName, opts_.configOverridesNodeslo, clock),
       hookServerTimer_(io),
+      podWatchTimer_(io),
+      wakeTimer_(io),
       sandboxTimer_(io),
       topologyTimer_(io),
       collectTimer_(io),
@@ -254,6 +256,14 @@ void Agent::stop() {
   if (nri_) nri_->stop();
   hookServerTimer_.cancel();
   sandboxTimer_.cancel();
+  podWatchTimer_.cancel();
+  wakeTimer_.cancel();
+  if (podWatchFd_) {
+    boost::system::error_code ignored2;
+    podWatchFd_->cancel(ignored2);
+    podWatchFd_->release();  // podWatch_ closes the fd
+  }
+  podWatch_.close();
   pendingSandboxes_.clear();  // the reconciler of the next start covers them
   if (hookServer_) hookServer_->stop();
   if (gpuHealth_) gpuHealth_->stop();
@@ -361,6 +371,7 @@ bool Agent::ensureLayout() {
   failures_.success("cgroup layout");
   layout_.emplace(*version, *driver);
   startQos();
+  startPodWatch();
   KLOG_INFO << "cgroup " << toString(*version) << ", driver " << toString(*driver)
             << ", kubepods at " << layout_->kubeRootDir();
   PodCollector::Config config;

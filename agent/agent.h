@@ -6,6 +6,7 @@
 #include <utility>  // Boost 1.74 Asio with C++20 needs this first.
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <map>
@@ -21,6 +22,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "cgroupfs/layout.h"
+#include "cgroupfs/pod_dir_watch.h"
 #include "gpu/device_info_dir.h"
 #include "kube/device_object.h"
 #include "kube/eviction_ledger.h"
@@ -314,6 +316,26 @@ class Agent {
     Clock::Monotonic deadline{};
   };
   std::map<std::string, PendingSandbox> pendingSandboxes_;  // by uid, bounded
+
+  // The wake-up on pod cgroups (agent_watch.cpp): inotify on the kubepods root and
+  // its QoS dirs; a pod dir made or removed syncs the kubelet's pods (and with them a
+  // reconcile round) and writes waiting sandboxes at once, debounced; rebuilt when the
+  // tree is recreated; polling every second when inotify is refused.
+  enum class WatchMode { kOff, kInotify, kPolling };
+  WatchMode watchMode_ = WatchMode::kOff;
+  PodDirWatch podWatch_;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> podWatchFd_;
+  boost::asio::steady_timer podWatchTimer_;  // rebuild / polling
+  boost::asio::steady_timer wakeTimer_;      // the debounce
+  bool wakeArmed_ = false;
+  std::set<std::string> polledPodDirs_;  // polling: the pod dirs last seen
+  uint64_t podDirEvents_ = 0, podWakeUps_ = 0, watchRebuilds_ = 0;
+  std::string watchFallback_;  // why polling ("" with inotify)
+  std::vector<std::string> podWatchDirs() const;
+  void startPodWatch();
+  void readPodWatch();
+  void podCgroupsChanged(size_t events);
+  void pollPodDirs();
   boost::asio::steady_timer sandboxTimer_;
   bool sandboxTimerArmed_ = false;
   uint64_t sandboxWritten_ = 0, sandboxExpired_ = 0, sandboxDropped_ = 0;

@@ -12,6 +12,7 @@ PodsInformer::PodsInformer(boost::asio::io_context& io, KubeletClient& client,
 
 void PodsInformer::start() {
   stopped_ = false;
+  started_ = true;
   poll();
 }
 
@@ -25,19 +26,40 @@ void PodsInformer::schedule() {
   if (stopped_) return;
   timer_.expires_after(interval_);
   timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || stopped_) return;
+    // A handler already queued when syncNow cancelled the timer: that sync runs.
+    if (ec || stopped_ || inFlight_) return;
     poll();
   });
 }
 
+void PodsInformer::syncNow() {
+  if (stopped_ || !started_) return;  // before start: the first sync is start()'s
+  if (inFlight_) {
+    if (!again_) ++wakeUps_;
+    again_ = true;
+    return;
+  }
+  ++wakeUps_;
+  timer_.cancel();
+  poll();
+}
+
 void PodsInformer::poll() {
   auto begin = clock_->now();
+  inFlight_ = true;
   client_.get("/pods/", [this, begin](Result<KubeletResponse> reply) {
+    inFlight_ = false;
     KubeletRequestRecord rec;
     rec.seconds = std::chrono::duration<double>(clock_->now() - begin).count();
     rec.code = reply ? std::to_string(reply->status) : transportErrorClass(reply.error());
     rec.failure = apply(reply);
     if (record_) record_(rec);
+    if (again_ && !stopped_) {
+      again_ = false;
+      timer_.cancel();
+      poll();
+      return;
+    }
     schedule();
   });
 }

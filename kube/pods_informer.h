@@ -47,6 +47,10 @@ class PodsInformer {
   // First sync now, then every interval.
   void start();
   void stop();
+  // A sync now (a pod cgroup came or went), then every interval from it; during a
+  // request in flight, one more right after it (never two in flight, never a queue).
+  void syncNow();
+  uint64_t wakeUps() const { return wakeUps_; }  // syncs syncNow started or queued
 
   // The last good list (empty before the first success).
   const std::vector<Pod>& pods() const { return pods_; }
@@ -80,6 +84,10 @@ class PodsInformer {
   bool lastOk_ = false;
   std::string lastError_;
   bool stopped_ = false;
+  bool started_ = false;
+  bool inFlight_ = false;
+  bool again_ = false;  // syncNow during a request: one more after it
+  uint64_t wakeUps_ = 0;
 };
 
 }  // namespace koord

@@ -314,3 +314,44 @@ TEST_CASE("a pod list byte for byte the one held is neither parsed again nor pas
 }
 
 }  // namespace test_kube_pods_informer
+
+namespace test_kube_pods_informer {
+
+TEST_CASE("a wake-up syncs at once, and during a request in flight queues exactly one more",
+          "[informer]") {
+  SystemClock clock;
+  FailureLog failures(clock);
+  boost::asio::io_context io;
+  test::TestKubelet kubelet;
+  kubelet.setBody(capture("k8s-1.35"));
+  KubeletClientConfig config;
+  config.host = kubelet.address();
+  config.port = kubelet.port();
+  config.useTls = false;
+  KubeletClient client(io, config);
+  PodsInformer informer(io, client, std::chrono::hours(1), clock, failures);
+  std::vector<KubeletRequestRecord> records;
+  informer.onRecord([&](const KubeletRequestRecord& r) { records.push_back(r); });
+  informer.syncNow();  // before start: nothing (start makes the first sync)
+  CHECK(informer.wakeUps() == 0);
+  informer.start();
+  // Three wake-ups while the first request is in flight: one more sync, not three.
+  informer.syncNow();
+  informer.syncNow();
+  informer.syncNow();
+  runRequests(io, records, 2);
+  for (int i = 0; i < 10; ++i) {  // nothing else is due for an hour
+    io.run_for(20ms);
+    io.restart();
+  }
+  CHECK(records.size() == 2);
+  CHECK(kubelet.requestCount() == 2);
+  CHECK(informer.wakeUps() == 1);
+  // Idle: a wake-up is a request now.
+  informer.syncNow();
+  runRequests(io, records, 3);
+  CHECK(kubelet.requestCount() == 3);
+  informer.stop();
+}
+
+}  // namespace test_kube_pods_informer
