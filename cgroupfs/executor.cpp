@@ -154,6 +154,16 @@ Result<KnobValue> Executor::read(const std::string& dir, Knob knob) const {
   return *value;
 }
 
+void Executor::setCpuWeightConversion(CpuWeightConversion c) {
+  if (c == weights_) return;
+  weights_ = c;
+  for (auto& [key, own] : owners_) {
+    if (key.second != Knob::kCpuShares) continue;
+    if (own.events) own.events->written.reset();
+    own.sameUntil = {};  // found equal under the old conversion: compare again
+  }
+}
+
 void Executor::refuse(const char* reason, ExecutorStats& batch) {
   ++batch.refused;
   if (refusalObserver_) refusalObserver_(reason);

@@ -199,7 +199,9 @@ class Executor {
   const KnobSupport& support() const { return support_; }
   // How v2 cpu.weight is rendered from shares and read back: the node runtime's
   // conversion (cpu_weight.h), linear until the agent has read it off a container.
-  void setCpuWeightConversion(CpuWeightConversion c) { weights_ = c; }
+  // A change forgets what was written to cpu.weight under the old conversion: that
+  // value reads back as another weight now, and rewriting it is no drift.
+  void setCpuWeightConversion(CpuWeightConversion c);
   CpuWeightConversion cpuWeightConversion() const { return weights_; }
 
   // The value a knob's file holds now, in v1 units, read the way apply() reads it

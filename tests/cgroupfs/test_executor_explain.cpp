@@ -203,3 +203,46 @@ TEST_CASE("holds compares the kernel's text as the executor does", "[executor][e
 }
 
 }  // namespace test_cgroupfs_executor_explain
+
+namespace test_cgroupfs_executor_explain_weights {
+
+using namespace koord;
+using namespace koord::test;
+using namespace std::chrono_literals;
+
+TEST_CASE(
+    "a cpu.weight written before the runtime's conversion was known is rewritten "
+    "under the new one, and that is not drift",
+    "[executor][explain]") {
+  TempTree tree;
+  for (const char* d : {"kubepods", "kubepods/besteffort", "kubepods/besteffort/pod1"}) {
+    tree.write(std::string(d) + "/cpu.weight", "100\n");
+  }
+  tree.write("cgroup.controllers", "cpu memory\n");
+  ManualClock clock;
+  FailureLog failures(clock);
+  ExecutorConfig config;
+  config.cgroupRoot = tree.path();
+  Executor exec(config, CgroupLayout(CgroupVersion::kV2, CgroupDriver::kCgroupfs),
+                KnobSupport::all(), clock, failures);
+  // Linear until the agent has read the runtime's conversion off a container: 512
+  // shares is weight 20.
+  exec.apply({shares("kubepods/besteffort/pod1", 512)});
+  CHECK(*readFile(tree.path("kubepods/besteffort/pod1/cpu.weight")) == "20\n");
+  // runc 1.3's quadratic curve: 512 shares is weight 59. The file's 20 is our own
+  // write under the old conversion, not someone else's.
+  exec.setCpuWeightConversion(CpuWeightConversion::kQuadratic);
+  clock.advance(20s);
+  auto batch = exec.apply({shares("kubepods/besteffort/pod1", 512)});
+  CHECK(batch.written == 1);
+  CHECK(*readFile(tree.path("kubepods/besteffort/pod1/cpu.weight")) == "59\n");
+  CHECK(exec.stats().drifted == 0);
+  CHECK_FALSE(exec.explain("kubepods/besteffort/pod1", false)[0].drift);
+  // Changed behind our back after that: drift, as before.
+  tree.write("kubepods/besteffort/pod1/cpu.weight", "1\n");
+  clock.advance(20s);
+  exec.apply({shares("kubepods/besteffort/pod1", 512)});
+  CHECK(exec.stats().drifted == 1);
+}
+
+}  // namespace test_cgroupfs_executor_explain_weights
