@@ -16,6 +16,8 @@
 
 #include <dirent.h>
 
+#include <cerrno>
+
 #include <boost/asio/post.hpp>
 
 #include "base/log.h"
@@ -58,7 +60,7 @@ void Agent::startPodWatch() {
   Status s = podWatch_.open(dirs);
   if (!s) {
     const std::string& why = s.error().message;
-    if (why.find("ENOENT") != std::string::npos || why.find("No such file") != std::string::npos) {
+    if (podWatch_.openErrno() == ENOENT) {
       // Not there yet (the kubelet makes the QoS dirs at its start): try again.
       exporter_.setFeatureSupported("pod_cgroup_watch", false);
       podWatchTimer_.expires_after(kRebuildEvery);

@@ -76,9 +76,11 @@ void PodDirWatch::close() {
 
 Status PodDirWatch::open(const std::vector<std::string>& dirs) {
   close();
+  openErrno_ = 0;
   fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd_ < 0) {
     const int err = errno;
+    openErrno_ = err;
     return makeError(std::string("inotify_init1: ") + std::strerror(err) +
                      (err == EMFILE ? " (fs.inotify.max_user_instances reached)" : ""));
   }
@@ -87,6 +89,7 @@ Status PodDirWatch::open(const std::vector<std::string>& dirs) {
     if (wd < 0) {
       const int err = errno;
       close();
+      openErrno_ = err;
       return makeError("inotify_add_watch " + d + ": " + std::strerror(err) +
                        (err == ENOSPC ? " (fs.inotify.max_user_watches reached)" : ""));
     }

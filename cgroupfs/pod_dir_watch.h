@@ -58,6 +58,8 @@ class PodDirWatch {
   Status open(const std::vector<std::string>& dirs);
   void close();
   bool isOpen() const { return fd_ >= 0; }
+  // The errno of the last failed open (0 after a good one): ENOENT is "not there yet".
+  int openErrno() const { return openErrno_; }
   int fd() const { return fd_; }
 
   // Reads what is queued (non-blocking; nothing queued: no changes).
@@ -65,6 +67,7 @@ class PodDirWatch {
 
  private:
   int fd_ = -1;
+  int openErrno_ = 0;
   std::map<int, std::string> watched_;  // wd -> dir
 };
 

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -100,6 +101,7 @@ TEST_CASE("a watch on a dir that is not there names it and leaves nothing open",
   REQUIRE_FALSE(s);
   CHECK_THAT(s.error().message, Catch::Contains("missing") && Catch::Contains("No such file"));
   CHECK_FALSE(w.isOpen());
+  CHECK(w.openErrno() == ENOENT);
 }
 
 }  // namespace test_cgroupfs_pod_dir_watch

@@ -31,6 +31,7 @@
 #include "base/read_file.h"
 #include "runtimeproxy/hook_api.grpc.pb.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/fake_kubepods.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
 #include "tests/support/temp_tree.h"
@@ -125,16 +126,8 @@ TEST_CASE(
     "[e2e][runtime-proxy]") {
   const char* bin = agentBinary();
   TempTree tmp;
-  for (const char* d :
-       {"cgroup/cpu/kubepods/besteffort", "cgroup/cpu/kubepods/burstable", "cgroup/cpuset/kubepods",
-        "cgroup/cpuacct/kubepods", "cgroup/memory/kubepods"}) {
-    std::filesystem::create_directories(tmp.path(d));
-  }
   // The files the agent probes at start: the knobs the sandbox writes below.
-  tmp.write("cgroup/cpu/kubepods/cpu.shares", "1024\n");
-  tmp.write("cgroup/cpu/kubepods/cpu.cfs_quota_us", "-1\n");
-  tmp.write("cgroup/cpu/kubepods/cpu.cfs_period_us", "100000\n");
-  tmp.write("cgroup/memory/kubepods/memory.limit_in_bytes", "9223372036854771712\n");
+  koord::test::makeFakeKubepodsV1(tmp);
   TestKubelet kubelet;
   kubelet.setBody(podList());
   const std::string socket = tmp.path("run/koordlet/koordlet.sock");

@@ -23,6 +23,7 @@
 
 #include "base/read_file.h"
 #include "tests/support/agent_process.h"
+#include "tests/support/fake_kubepods.h"
 #include "tests/support/http_get.h"
 #include "tests/support/poll.h"
 #include "tests/support/skip.h"
@@ -94,17 +95,7 @@ bool written(const TempTree& tmp, int i) {
   return v && *v == "1024\n";
 }
 
-void makeTree(const TempTree& tmp) {
-  for (const char* d :
-       {"cgroup/cpu/kubepods/besteffort", "cgroup/cpu/kubepods/burstable", "cgroup/cpuset/kubepods",
-        "cgroup/cpuacct/kubepods", "cgroup/memory/kubepods/besteffort"}) {
-    std::filesystem::create_directories(tmp.path(d));
-  }
-  tmp.write("cgroup/cpu/kubepods/cpu.shares", "1024\n");
-  tmp.write("cgroup/cpu/kubepods/cpu.cfs_quota_us", "-1\n");
-  tmp.write("cgroup/cpu/kubepods/cpu.cfs_period_us", "100000\n");
-  tmp.write("cgroup/memory/kubepods/memory.limit_in_bytes", "9223372036854771712\n");
-}
+void makeTree(const TempTree& tmp) { koord::test::makeFakeKubepodsV1(tmp); }
 
 std::vector<std::string> flags(const TempTree& tmp, const TestKubelet& kubelet) {
   return {"--addr=127.0.0.1:0",
