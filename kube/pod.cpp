@@ -30,32 +30,6 @@ PriorityClass Pod::priorityWithDefault() const {
   return PriorityClass::kNone;
 }
 
-namespace {
-
-// The kubelet's PodRequests for one resource (kube/pod_resources.h): app containers
-// and sidecars summed, raised to each init container beside the sidecars before it,
-// plus the overhead. The values come from the kubelet: a negative one counts 0 and a
-// sum past int64 saturates, so a crafted spec cannot cause undefined behaviour.
-// `running`: what the pod holds once started: app containers and sidecars only (the
-// regular init containers have finished), no overhead.
-int64_t podRequest(const Pod& pod, std::optional<int64_t> ResourceList::*field, bool running) {
-  std::vector<ContainerAmount> amounts;
-  amounts.reserve(pod.initContainers.size() + pod.containers.size());
-  auto push = [&](const Container& c) {
-    std::optional<int64_t> v = c.requests.*field;
-    if (v && *v < 0) v = 0;
-    amounts.push_back(ContainerAmount{c.name, c.kind(), v});
-  };
-  for (const Container& c : pod.initContainers) {
-    if (!running || c.restartable) push(c);
-  }
-  for (const Container& c : pod.containers) push(c);
-  auto r = podRequests(amounts, running ? std::nullopt : pod.overhead.*field);
-  return r ? *r : std::numeric_limits<int64_t>::max();
-}
-
-}  // namespace
-
 std::vector<ContainerAmount> containerAmounts(const Pod& pod,
                                               std::optional<int64_t> ResourceList::*field,
                                               bool limits) {
@@ -68,6 +42,28 @@ std::vector<ContainerAmount> containerAmounts(const Pod& pod,
   }
   return out;
 }
+
+namespace {
+
+// The kubelet's PodRequests for one resource (kube/pod_resources.h): app containers
+// and sidecars summed, raised to each init container beside the sidecars before it,
+// plus the overhead. The values come from the kubelet: a negative one counts 0 and a
+// sum past int64 saturates, so a crafted spec cannot cause undefined behaviour.
+// `running`: what the pod holds once started: app containers and sidecars only (the
+// regular init containers have finished), no overhead.
+int64_t podRequest(const Pod& pod, std::optional<int64_t> ResourceList::*field, bool running) {
+  std::vector<ContainerAmount> amounts = containerAmounts(pod, field, false);
+  if (running) {
+    std::erase_if(amounts, [](const ContainerAmount& a) { return a.kind == ContainerKind::kInit; });
+  }
+  for (ContainerAmount& a : amounts) {
+    if (a.value && *a.value < 0) a.value = 0;
+  }
+  auto r = podRequests(amounts, running ? std::nullopt : pod.overhead.*field);
+  return r ? *r : std::numeric_limits<int64_t>::max();
+}
+
+}  // namespace
 
 int64_t Pod::requestCpuMilli() const { return podRequest(*this, &ResourceList::cpuMilli, false); }
 int64_t Pod::requestMemoryBytes() const {
