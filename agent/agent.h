@@ -340,8 +340,7 @@ class Agent {
   bool sandboxTimerArmed_ = false;
   uint64_t sandboxWritten_ = 0, sandboxExpired_ = 0, sandboxDropped_ = 0;
   SandboxSink sandboxSink();  // for both adapters' runners
-  void onSandbox(std::string uid, std::string ns, std::string name, KubeQos kubeQos,
-                 HookIntent intent, Clock::Monotonic since);
+  void onSandbox(HookPod pod, HookIntent intent, Clock::Monotonic since);
   void applyPendingSandboxes();
   void trimHeap();
   Clock::Monotonic lastHeapTrim_{};

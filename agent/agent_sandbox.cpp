@@ -28,40 +28,31 @@ constexpr auto kRetryEvery = std::chrono::milliseconds(20);
 
 SandboxSink Agent::sandboxSink() {
   return [this](const HookPod& pod, const HookIntent& intent) {
-    HookIntent podValues = intent;
-    // An LS pod's normalized quota (CPUNormalization) is CPU burst's to step from, or
-    // the reconciler's: only BE quotas and a pinned pod's -1 are written here.
-    if (podValues.cfsQuota && *podValues.cfsQuota != -1 && pod.rawQos != KoordQos::kBE) {
-      podValues.cfsQuota.reset();
-    }
-    boost::asio::post(io_, [this, uid = pod.uid, ns = pod.ns, name = pod.name, qos = pod.kubeQos,
-                            podValues = std::move(podValues), since = clock_->now()]() mutable {
-      onSandbox(std::move(uid), std::move(ns), std::move(name), qos, std::move(podValues), since);
+    // The pod's identity and QoS only: its labels, annotations and containers have
+    // been read into the intent.
+    HookPod who;
+    who.uid = pod.uid;
+    who.ns = pod.ns;
+    who.name = pod.name;
+    who.kubeQos = pod.kubeQos;
+    who.rawQos = pod.rawQos;
+    boost::asio::post(io_, [this, who = std::move(who), intent, since = clock_->now()]() mutable {
+      onSandbox(std::move(who), std::move(intent), since);
     });
   };
 }
 
-void Agent::onSandbox(std::string uid, std::string ns, std::string name, KubeQos kubeQos,
-                      HookIntent intent, Clock::Monotonic since) {
-  if (stopped_ || !executor_ || !layout_ || !isSafePathComponent(uid)) return;
+void Agent::onSandbox(HookPod pod, HookIntent intent, Clock::Monotonic since) {
+  if (stopped_ || !executor_ || !layout_ || !isSafePathComponent(pod.uid)) return;
   PendingSandbox p;
-  p.ns = std::move(ns);
-  p.name = std::move(name);
-  p.dir = layout_->podDir(kubeQos, uid);
-  // The pod's cpuset is never set at its level (containers get theirs).
-  appendHookWrites(p.writes, p.dir, intent, false);
+  p.dir = layout_->podDir(pod.kubeQos, pod.uid);
+  p.writes = sandboxWrites(pod, intent, p.dir);
   if (p.writes.empty()) return;
-  auto why = std::make_shared<WriteReason>();
-  why->add("stage", "PreRunPodSandbox", "runtime hook");
-  why->rule =
-      "the pod's own values at its sandbox, as the runtime hooks decide them (BatchResource: "
-      "cpu.shares from the batch-cpu requests, quota from the limits, memory limit from the "
-      "batch-memory limits; CPUSetAllocator: an unlimited quota for a pinned pod; "
-      "CPUNormalization); the reconciler keeps them";
-  for (CgroupWrite& w : p.writes) w.why = why;
+  p.ns = std::move(pod.ns);
+  p.name = std::move(pod.name);
   p.since = since;
   p.deadline = clock_->now() + kPendingFor;
-  if (pendingSandboxes_.size() >= kMaxPending && !pendingSandboxes_.contains(uid)) {
+  if (pendingSandboxes_.size() >= kMaxPending && !pendingSandboxes_.contains(pod.uid)) {
     // Bounded: the oldest waiting pod is left to the reconciler.
     auto oldest = std::min_element(
         pendingSandboxes_.begin(), pendingSandboxes_.end(),
@@ -69,7 +60,7 @@ void Agent::onSandbox(std::string uid, std::string ns, std::string name, KubeQos
     pendingSandboxes_.erase(oldest);
     ++sandboxDropped_;
   }
-  pendingSandboxes_[uid] = std::move(p);
+  pendingSandboxes_[pod.uid] = std::move(p);
   applyPendingSandboxes();
 }
 

@@ -67,6 +67,26 @@ void appendHookWrites(std::vector<CgroupWrite>& out, const std::string& dir,
   }
 }
 
+std::vector<CgroupWrite> sandboxWrites(const HookPod& pod, const HookIntent& intent,
+                                       const std::string& podDir) {
+  HookIntent podValues = intent;
+  if (podValues.cfsQuota && *podValues.cfsQuota != -1 && pod.rawQos != KoordQos::kBE) {
+    podValues.cfsQuota.reset();
+  }
+  std::vector<CgroupWrite> out;
+  appendHookWrites(out, podDir, podValues, false);
+  if (out.empty()) return out;
+  auto why = std::make_shared<WriteReason>();
+  why->add("stage", "PreRunPodSandbox", "runtime hook");
+  why->rule =
+      "the pod's own values at its sandbox, as the runtime hooks decide them (BatchResource: "
+      "cpu.shares from the batch-cpu requests, quota from the limits, memory limit from the "
+      "batch-memory limits; CPUSetAllocator: an unlimited quota for a pinned pod; "
+      "CPUNormalization of a BE pod's quota); the reconciler keeps them";
+  for (CgroupWrite& w : out) w.why = why;
+  return out;
+}
+
 HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& ctx) {
   HookReconcileResult out;
   for (const PodView& pv : snap.pods) {

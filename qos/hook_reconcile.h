@@ -53,6 +53,14 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
 void appendHookWrites(std::vector<CgroupWrite>& out, const std::string& dir,
                       const HookIntent& intent, bool cpusetAllowed);
 
+// A pod's own writes at its sandbox (PreRunPodSandbox's pod intent, both hook
+// paths), to `podDir`, each with its /explain reason: what the reconciler would write
+// for the pod, less the quota of a pod that is not BE unless it is a pinned pod's -1
+// (an LS pod's normalized quota is CPU burst's to step from, or the reconciler's:
+// one owner per knob). Never a cpuset (containers get theirs).
+std::vector<CgroupWrite> sandboxWrites(const HookPod& pod, const HookIntent& intent,
+                                       const std::string& podDir);
+
 // What the hooks take from the feature gates and flags: their own gates, and
 // whether the strategies whose values they mirror run (a gate on with a positive
 // interval).

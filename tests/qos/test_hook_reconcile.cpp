@@ -535,3 +535,41 @@ TEST_CASE(
 }
 
 }  // namespace test_qos_hook_reconcile
+
+namespace test_qos_hook_reconcile {
+
+TEST_CASE(
+    "a sandbox's writes are the pod's own values, less an LS pod's normalized quota, "
+    "never a cpuset, each with its reason",
+    "[hook-reconcile]") {
+  HookIntent intent;
+  intent.cpuShares = 1024;
+  intent.cfsQuota = 150000;
+  intent.memoryLimit = 64 * kMi;
+  intent.cpuset = "0-3";
+  HookPod be;
+  be.rawQos = KoordQos::kBE;
+  auto w = sandboxWrites(be, intent, "kubepods/besteffort/podu");
+  CHECK(describe(w) ==
+        std::vector<std::string>{
+            "kubepods/besteffort/podu cpu.shares=1024 [runtime-hooks]",
+            "kubepods/besteffort/podu cpu.cfs_quota_us=150000 [runtime-hooks]",
+            "kubepods/besteffort/podu memory.limit_in_bytes=67108864 [runtime-hooks]"});
+  for (const CgroupWrite& x : w) {
+    REQUIRE(x.why != nullptr);
+    CHECK(x.why->inputs.at(0).value == "PreRunPodSandbox");
+  }
+  // An LS pod's normalized quota is left to CPU burst or the reconciler.
+  HookPod ls;
+  ls.rawQos = KoordQos::kLS;
+  HookIntent normalized;
+  normalized.cfsQuota = 50000;
+  CHECK(sandboxWrites(ls, normalized, "kubepods/burstable/podl").empty());
+  // A pinned pod's unlimited quota is written.
+  HookIntent pinned;
+  pinned.cfsQuota = -1;
+  CHECK(describe(sandboxWrites(ls, pinned, "kubepods/podp")) ==
+        std::vector<std::string>{"kubepods/podp cpu.cfs_quota_us=-1 [runtime-hooks]"});
+}
+
+}  // namespace test_qos_hook_reconcile
