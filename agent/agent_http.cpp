@@ -113,6 +113,20 @@ HttpResponse Agent::serveConfig() const {
   j["nodeTopology"] = topologyJson();
   j["gpu"] = gpuJson();
   j["writablePaths"] = writablePaths_;
+  // The wake-up on pod cgroups and the sandboxes' writes (agent_watch.cpp,
+  // agent_sandbox.cpp).
+  j["podCgroupWatch"] = {{"mode", watchMode_ == WatchMode::kInotify   ? "inotify"
+                                  : watchMode_ == WatchMode::kPolling ? "polling"
+                                                                      : "off"},
+                         {"fallbackReason", watchFallback_},
+                         {"podDirEvents", podDirEvents_},
+                         {"wakeUps", podWakeUps_},
+                         {"kubeletSyncsWoken", informer_.wakeUps()},
+                         {"rebuilds", watchRebuilds_}};
+  j["sandboxWrites"] = {{"written", sandboxWritten_},
+                        {"waiting", pendingSandboxes_.size()},
+                        {"expired", sandboxExpired_},
+                        {"dropped", sandboxDropped_}};
   j["prediction"] = predictionJson();
   j["dryRun"] = opts_.dryRun;
   j["kubeApi"] = cluster_ ? cluster_->health() : nlohmann::json{{"mode", "standalone"}};

@@ -277,6 +277,9 @@ TEST_CASE(
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - made).count();
     WARN("figure: the pod's values " << ms << " ms after its cgroup appeared (proxy path)");
+    auto config = httpGet(*port, "/config");
+    REQUIRE(config);
+    CHECK(json::parse(config->body)["sandboxWrites"]["written"].get<int>() >= 1);
   }
 
   // 3. Bad input: a clear status each, and the server keeps serving.

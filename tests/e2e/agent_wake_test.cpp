@@ -191,6 +191,13 @@ TEST_CASE(
   CHECK(syncs >= 1);
   CHECK(syncs <= 6);
   WARN("figure: 50 new pods: " << syncs << " kubelet syncs, all values in " << burstMs << " ms");
+  auto config = httpGet(*port, "/config");
+  REQUIRE(config);
+  const json watch = json::parse(config->body)["podCgroupWatch"];
+  CHECK(watch["mode"] == "inotify");
+  CHECK(watch["podDirEvents"].get<int>() >= 51);
+  CHECK(watch["kubeletSyncsWoken"].get<int>() >= 2);
+  CHECK(watch["kubeletSyncsWoken"].get<int>() <= watch["wakeUps"].get<int>());
 
   // 3. The BestEffort tree removed and made again (the pods gone, then a new one).
   std::filesystem::remove_all(tmp.path("cgroup/cpu/kubepods/besteffort"));
@@ -207,6 +214,9 @@ TEST_CASE(
   const double rebuiltMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count();
   CHECK(rebuiltMs < 5000);
+  config = httpGet(*port, "/config");
+  REQUIRE(config);
+  CHECK(json::parse(config->body)["podCgroupWatch"]["rebuilds"].get<int>() >= 1);
   WARN("figure: after the tree was recreated, a new pod's values in " << rebuiltMs << " ms");
   CHECK(agent.terminate(10s) == 0);
 }
@@ -256,6 +266,11 @@ TEST_CASE("with inotify refused the agent says so once, exports it, and wakes by
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   CHECK(ms < 5000);
   WARN("figure: with inotify refused (polling), a new pod's values in " << ms << " ms");
+  auto config = httpGet(*port, "/config");
+  REQUIRE(config);
+  const json watch = json::parse(config->body)["podCgroupWatch"];
+  CHECK(watch["mode"] == "polling");
+  CHECK_THAT(watch["fallbackReason"].get<std::string>(), Catch::Contains("inotify_init1"));
   // Said once.
   const std::string log = agent.log();
   CHECK(log.find("inotify refused") == log.rfind("inotify refused"));
