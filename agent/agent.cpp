@@ -191,6 +191,14 @@ Status Agent::start() {
     ++podsVersion_;
     if (qos_) qos_->podsChanged();
     if (executor_) executor_->cgroupsMayHaveChanged();  // a gone cgroup may be back
+    if (wokenSync_) {
+      // The wake-up's list (agent_watch.cpp): its round now. runQos runs only the
+      // strategies due or following the pod list, so this adds no other round.
+      wokenSync_ = false;
+      boost::asio::post(io_, [this] {
+        if (!stopped_) runQos();
+      });
+    }
   });
   decideEviction();
   startNri();

@@ -280,6 +280,9 @@ class Agent {
   EvictionLedger evictionLedger_;
   // The last suppress outcome logged: said when it changes, not every round.
   std::string lastSuppressLog_;
+  // Runs of each QoS strategy since start (GET /config strategyRuns): how many rounds a
+  // burst of pods or a NodeSLO change cost. One entry a strategy name.
+  std::map<std::string, uint64_t> strategyRuns_;
   std::unique_ptr<PodEvictor> evictor_;
   std::optional<AuditLog> audit_;  // --audit-log-dir's audit.log; evictions append to it
   void auditEviction(const EvictionRequest& r, const std::string& result,
@@ -328,6 +331,9 @@ class Agent {
   boost::asio::steady_timer podWatchTimer_;  // rebuild / polling
   boost::asio::steady_timer wakeTimer_;      // the debounce
   bool wakeArmed_ = false;
+  // A sync the wake-up asked for is in flight: the list it brings runs a QoS round at
+  // once, not at the next collect tick (up to --collect-res-used-interval later).
+  bool wokenSync_ = false;
   std::set<std::string> polledPodDirs_;  // polling: the pod dirs last seen
   uint64_t podDirEvents_ = 0, podWakeUps_ = 0, watchRebuilds_ = 0;
   std::string watchFallback_;  // why polling ("" with inotify)

@@ -110,6 +110,7 @@ HttpResponse Agent::serveConfig() const {
                                  ? nlohmann::json(opts_.evictionGracePeriodSeconds)
                                  : nlohmann::json("the pod's own")}};
   j["strategies"] = std::move(strategies);
+  j["strategyRuns"] = strategyRuns_;
   j["nodeTopology"] = topologyJson();
   j["gpu"] = gpuJson();
   j["writablePaths"] = writablePaths_;

@@ -293,6 +293,7 @@ void Agent::runQos() {
   // Every strategy that ran: its duration, and its problems once per streak.
   for (const StrategyReport& r : round.ran) {
     exporter_.recordStrategy(r.name, r.seconds);
+    ++strategyRuns_[r.name];
     for (const std::string& e : r.errors) {
       failures_.failure(r.name + " " + failureKey(e), Severity::kWarning, e);
     }
@@ -337,7 +338,10 @@ void Agent::runResctrl() {
   if (auto supported = resctrl_->supported()) {
     exporter_.setFeatureSupported("resctrl", *supported);
   }
-  if (round.seconds) exporter_.recordStrategy("resctrl", *round.seconds);
+  if (round.seconds) {
+    exporter_.recordStrategy("resctrl", *round.seconds);
+    ++strategyRuns_["resctrl"];
+  }
   const resctrl::WriterStats& w = round.writes;
   const std::tuple<const char*, const char*, uint64_t> counts[] = {
       {"group", "created", w.groupsCreated},      {"group", "refused", w.groupsRefused},

@@ -4,7 +4,7 @@
 // the kubepods root or its QoS dirs (three inotify watches on one hierarchy, however
 // many pods) writes the sandboxes waiting for their cgroup and asks the kubelet for
 // its pods now; the new list runs the strategies that follow the pod list
-// (the hooks' reconciler among them) in the next round.
+// (the hooks' reconciler among them) in a round at once, not at the next collect tick.
 //
 // Bounded: a burst of events costs one sync per debounce window (kDebounce), and a
 // sync in flight takes at most one more after it (PodsInformer::syncNow). The tree
@@ -148,7 +148,10 @@ void Agent::podCgroupsChanged(size_t events) {
     ++podWakeUps_;
     if (executor_) executor_->cgroupsMayHaveChanged();
     applyPendingSandboxes();
-    if (podSyncStarted_) informer_.syncNow();
+    if (podSyncStarted_) {
+      wokenSync_ = true;
+      informer_.syncNow();
+    }
   });
 }
 

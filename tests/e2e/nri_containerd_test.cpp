@@ -8,8 +8,10 @@
 // its event mask, its timeouts), that the adjustment the agent answers CreateContainer
 // with reaches runc and the kernel before the container's first instruction (the
 // container prints its own cgroup files as it starts), that a container made while
-// no plugin is there gets the kubelet's values (the check can fail), and that a
-// containerd restart is met by one new connection, not two.
+// no plugin is there gets the kubelet's values (the check can fail), that a pod's own
+// cgroup holds its batch values when RunPodSandbox returns, that a containerd restart
+// is met by one new connection, not two, and that without NRI the wake-up on the
+// kubepods tree still gives a new pod its values within a second.
 //
 // The pods are the Koordinator docs' BE pod (kubernetes.io/batch-cpu 1k, batch-memory
 // 64Mi) as the kubelet lists it; the kubelet stand-in serves that list.
@@ -138,6 +140,17 @@ void removePod(CriClient& cri, const CriPod& p) {
   cri.removePodSandbox(p.sandboxId);
 }
 
+// A pod's own cgroup values, in kBatchValues' form.
+std::string podCgroupValues(const CgroupV1Tree& tree, const std::string& podDir) {
+  auto read = [&](const char* c, const char* f) {
+    std::string v = koord::test::readTextFile(tree.kernelPath(c, podDir, f));
+    while (!v.empty() && v.back() == '\n') v.pop_back();
+    return v;
+  };
+  return "shares=" + read("cpu", "cpu.shares") + " quota=" + read("cpu", "cpu.cfs_quota_us") +
+         " memory=" + read("memory", "memory.limit_in_bytes");
+}
+
 // The line the container printed at its start, from its CRI log ("<time> stdout F <line>").
 std::string printedCgroup(const CriPod& p) {
   std::istringstream in(koord::test::readTextFile(p.logPath));
@@ -188,8 +201,9 @@ std::string hookSeries(uint16_t port) {
 
 TEST_CASE(
     "real containerd takes the agent as its NRI plugin: a BE pod's container starts with the "
-    "agent's batch values where one made without the plugin starts with the kubelet's, and a "
-    "containerd restart is met by one new connection",
+    "agent's batch values where one made without the plugin starts with the kubelet's, a pod's "
+    "own cgroup has them at its sandbox, a containerd restart is met by one new connection, and "
+    "without NRI the wake-up sets a new pod's within a second",
     "[e2e][nri][containerd]") {
   if (std::string why = CgroupV1Tree::unavailableReason(); !why.empty()) {
     KOORDLET_SKIP("runc makes the pods' cgroups on the real cgroup v1 kernel: " << why);
@@ -295,18 +309,9 @@ TEST_CASE(
                                                      kBeLabels, kBeAnnotations);
     const std::string sandboxId = cri.runPodSandbox(sandbox);
     const auto returned = std::chrono::steady_clock::now();
-    auto podValues = [&] {
-      auto read = [&](const char* c, const char* f) {
-        std::string v = koord::test::readTextFile(tree.kernelPath(c, podDir, f));
-        while (!v.empty() && v.back() == '\n') v.pop_back();
-        return v;
-      };
-      return "shares=" + read("cpu", "cpu.shares") + " quota=" + read("cpu", "cpu.cfs_quota_us") +
-             " memory=" + read("memory", "memory.limit_in_bytes");
-    };
     std::string got;
     why = waitFor(kLimit, [&]() -> std::string {
-      got = podValues();
+      got = podCgroupValues(tree, podDir);
       return got == kBatchValues ? "" : got;
     });
     const double ms =
@@ -392,6 +397,60 @@ TEST_CASE(
   CHECK(why == "");
   WARN("the agent's " << nriLine(*port));
   CHECK(agent.terminate(10s) == 0);
+
+  // 7. The NRI socket gone (the agent pointed at one nobody serves) and the kubelet
+  //    polled once a minute: a new BE pod's own cgroup still gets its batch values
+  //    within a second of appearing, by the wake-up on the kubepods tree alone.
+  AgentProcess alone(
+      bin,
+      {"--addr=127.0.0.1:0", "--cgroup-root-dir=" + tree.linkDir(), "--proc-root-dir=/proc/",
+       "--var-run-root-dir=" + tmp.path("containerd"),
+       "--runtime-hooks-nri-socket-path=nri/gone.sock", "--kubelet-insecure-tls=true",
+       "--kubelet-addr=127.0.0.1", "--kubelet-read-only-port=" + std::to_string(kubelet.port()),
+       "--kubelet-sync-interval=60s", "--runtime-hooks-reconcile-interval=60s",
+       "--collect-res-used-interval=500ms", "--cpu-suppress-interval-seconds=0",
+       "--audit-log-dir=" + tmp.path("audit-alone")},
+      tmp.path("agent-alone.log"), kNode);
+  const auto alonePort = alone.waitForServingPort(kLimit);
+  if (!alonePort) fail("the agent without NRI did not start serving", &alone);
+  why = waitFor(kLimit, [&]() -> std::string {
+    auto c = koord::test::httpGet(*alonePort, "/config");
+    if (!c) return "no /config";
+    const json j = json::parse(c->body);
+    if (j["podCgroupWatch"]["mode"] != "inotify") return "watch " + j["podCgroupWatch"].dump();
+    // The QoS loop has run (it waits for the kubelet's list and two pod rounds).
+    return j["strategyRuns"].empty() ? "no QoS round yet" : "";
+  });
+  if (!why.empty()) fail("the agent without NRI never settled: " + why, &alone);
+  CHECK(readyz(*alonePort).find("nri: connected") == std::string::npos);
+  const std::string wokenUid = "0d4e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f6a";
+  list({bePod("be-woken", wokenUid, "")});  // listed first: the kubelet admits, then makes it
+  const std::string wokenDir = "kubepods/besteffort/pod" + wokenUid;
+  tree.mkdirs(wokenDir);
+  std::ofstream(tree.kernelPath("cpu", wokenDir, "cpu.shares")) << "2";
+  const auto made = std::chrono::steady_clock::now();
+  const std::string wokenLogs = tmp.path("pods/default_be-woken_" + wokenUid);
+  std::filesystem::create_directories(wokenLogs);
+  const std::string wokenSandbox = cri2.runPodSandbox(koord::test::kubeletSandbox(
+      "be-woken", "default", wokenUid, "/" + tree.prefix() + "/" + wokenDir, wokenLogs, kBeLabels,
+      kBeAnnotations));
+  std::string woken;
+  why = waitFor(
+      kLimit,
+      [&]() -> std::string {
+        woken = podCgroupValues(tree, wokenDir);
+        return woken == kBatchValues ? "" : woken;
+      },
+      5ms);
+  const double wokenMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - made).count();
+  if (!why.empty()) fail("without NRI the BE pod's cgroup holds " + woken, &alone);
+  CHECK(wokenMs < 1000);
+  WARN("figure: without NRI, the pod's batch values in its cgroup " << wokenMs
+                                                                    << " ms after it appeared");
+  cri2.stopPodSandbox(wokenSandbox);
+  cri2.removePodSandbox(wokenSandbox);
+  CHECK(alone.terminate(10s) == 0);
 }
 
 }  // namespace test_e2e_nri_containerd
