@@ -142,14 +142,13 @@ struct Place {
     return "weight=" + readKnob(d + "/cpu.weight") + " max=" + readKnob(d + "/cpu.max") +
            " memory=" + readKnob(d + "/memory.max");
   }
-  // The batch values: 1k batch-cpu as shares 1024 (v1) or the runtime's weight for it
-  // (not the kubelet's 1), a quota of one CPU, the 64 MiB limit.
+  // The batch values: 1k batch-cpu as shares 1024 (v1; on v2 a weight other than the
+  // kubelet's 1), a quota of one CPU (v1; on v2 cpu.max is reported, not required: the
+  // suppress policy decides whether a BE pod keeps its own quota), the 64 MiB limit.
   bool done(const std::string& uid) const {
     const std::string v = values(uid);
     if (tree) return v == "shares=1024 quota=100000 memory=67108864";
-    return v.find("weight=1 ") == std::string::npos &&
-           v.find("weight=<absent>") == std::string::npos &&
-           v.find(" max=100000 100000 ") != std::string::npos &&
+    return v.rfind("weight=1 ", 0) != 0 && v.rfind("weight=<absent>", 0) != 0 &&
            v.find("memory=67108864") != std::string::npos;
   }
 };

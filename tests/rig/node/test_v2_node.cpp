@@ -11,7 +11,8 @@
 //   1. the kubelet's QoS tree (systemd: slices, as its driver asks PID 1; cgroupfs:
 //      directories), and a BE pod made before the agent runs: the kubelet's values;
 //   2. the agent registers with containerd's NRI; a BE pod with batch resources then
-//      starts with the agent's values (the container prints its own cgroup files);
+//      starts with the agent's values (the container prints its own cgroup files), and
+//      one the kubelet does not list has its pod cgroup's values by StartContainer;
 //   3. an LS pod: CPU burst on cpu.max.burst (5.14+; the degraded form before), memory
 //      QoS (memory.min/low/high), usage and PSI series; the reconciler brings the first
 //      BE pod to the batch values; suppress writes the besteffort QoS cgroup's cpu.max;
@@ -354,6 +355,25 @@ void nodeScene(const Driver& d) {
   const std::string printed = waitPrinted(be);
   if (printed != kBatchValues) fail("the BE container started with '" + printed + "'");
 
+  // 2b. A pod's own cgroup holds its batch values (weight, 64 MiB) when its first
+  //     container's StartContainer returns: a BE pod the kubelet stand-in does not list,
+  //     so only the agent's answer to the sandbox's NRI event can have put them there.
+  CriPod sandboxPod;
+  try {
+    sandboxPod =
+        runPod(cri, d, tmp, "be-sandbox", "9c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f", "besteffort");
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  const std::string podValues = "weight=" + knob(sandboxPod.dir(), "cpu.weight") +
+                                " max=" + knob(sandboxPod.dir(), "cpu.max") +
+                                " memory=" + knob(sandboxPod.dir(), "memory.max");
+  INFO("the unlisted BE pod's own cgroup at StartContainer's return: " << podValues);
+  CHECK(knob(sandboxPod.dir(), "memory.max") == "67108864");
+  CHECK(knob(sandboxPod.dir(), "cpu.weight") != "1");
+  WARN("v2-node " << d.name
+                  << ": a BE pod's own cgroup at its first StartContainer's return: " << podValues);
+
   // 3. The LS pod; the kubelet now lists every container.
   try {
     ls = runPod(cri, d, tmp, "ls-demo", lsUid, "burstable");
@@ -467,7 +487,7 @@ void nodeScene(const Driver& d) {
   CHECK(knob(control.containerDir(), "cpu.weight") == "1");
   CHECK(knob(control.containerDir(), "memory.max") == "max");
 
-  for (const CriPod* p : {&control, &be, &ls}) {
+  for (const CriPod* p : {&control, &be, &ls, &sandboxPod}) {
     cri.stopContainer(p->containerId, 0);
     cri.removeContainer(p->containerId);
     cri.stopPodSandbox(p->sandboxId);
@@ -477,7 +497,7 @@ void nodeScene(const Driver& d) {
   // with the driver of that name, the kubelet's own (rmdir) with cgroupfs.
   CHECK(!std::filesystem::exists(control.containerDir()));
   if (!d.systemd()) {
-    for (const CriPod* p : {&control, &be, &ls}) std::filesystem::remove(p->dir());
+    for (const CriPod* p : {&control, &be, &ls, &sandboxPod}) std::filesystem::remove(p->dir());
   }
 }
 
