@@ -25,10 +25,12 @@ double unixNow(const Clock& clock) {
 
 bool Agent::evictionGates() const {
   const auto& g = opts_.featureGates;
-  const bool memory = (g.enabled("BEMemoryEvict") || g.enabled("MemoryEvict")) &&
+  const bool memory = (g.enabled("BEMemoryEvict") || g.enabled("MemoryEvict") ||
+                       g.enabled("MemoryAllocatableEvict")) &&
                       opts_.memoryEvictIntervalSeconds > 0;
   const bool cpu =
-      (g.enabled("BECPUEvict") || g.enabled("CPUEvict")) && opts_.cpuEvictIntervalSeconds > 0;
+      (g.enabled("BECPUEvict") || g.enabled("CPUEvict") || g.enabled("CPUAllocatableEvict")) &&
+      opts_.cpuEvictIntervalSeconds > 0;
   return memory || cpu;
 }
 
@@ -36,7 +38,9 @@ bool Agent::evictionGates() const {
 // once (and in /readyz, /config and koordlet_eviction_enabled from then on).
 void Agent::decideEviction() {
   if (!evictionGates()) {
-    evictionOff_ = "no eviction gate on (BEMemoryEvict, MemoryEvict, BECPUEvict, CPUEvict)";
+    evictionOff_ =
+        "no eviction gate on (BEMemoryEvict, MemoryAllocatableEvict, MemoryEvict, BECPUEvict, "
+        "CPUAllocatableEvict, CPUEvict)";
   } else if (!cluster_) {
     // koordlet would stop containers through CRI; this agent evicts only through the
     // API, so with no API server there is no way to evict at all.
@@ -66,11 +70,13 @@ void Agent::startEviction() {
 
   qos_->add(std::make_unique<MemoryEvictStrategy>(
       std::chrono::seconds(opts_.memoryEvictIntervalSeconds),
-      MemoryEvictGates{g.enabled("BEMemoryEvict"), g.enabled("MemoryEvict")},
+      MemoryEvictGates{g.enabled("BEMemoryEvict"), g.enabled("MemoryEvict"),
+                       g.enabled("MemoryAllocatableEvict")},
       std::chrono::seconds(opts_.memoryEvictCoolTimeSeconds)));
   qos_->add(std::make_unique<CpuEvictStrategy>(
       std::chrono::seconds(opts_.cpuEvictIntervalSeconds),
-      CpuEvictGates{g.enabled("BECPUEvict"), g.enabled("CPUEvict")},
+      CpuEvictGates{g.enabled("BECPUEvict"), g.enabled("CPUEvict"),
+                    g.enabled("CPUAllocatableEvict")},
       std::chrono::seconds(opts_.cpuEvictCoolTimeSeconds), clock_->now()));
   KLOG_INFO << "eviction: memory every " << opts_.memoryEvictIntervalSeconds << "s (cool-down "
             << opts_.memoryEvictCoolTimeSeconds << "s), CPU every " << opts_.cpuEvictIntervalSeconds
@@ -89,6 +95,9 @@ void Agent::updateEvictionFacts() {
     facts.capacityMemoryBytes = nodeInfo_->capacity.memoryBytes;
     facts.capacityCpuMilli = nodeInfo_->capacity.cpuMilli;
     facts.batchCpuAllocatableMilli = nodeInfo_->allocatable.batchCpuMilli;
+    facts.batchMemoryAllocatableBytes = nodeInfo_->allocatable.batchMemoryBytes;
+    facts.midCpuAllocatableMilli = nodeInfo_->allocatable.midCpuMilli;
+    facts.midMemoryAllocatableBytes = nodeInfo_->allocatable.midMemoryBytes;
   }
   // Per-pod state goes with the pod (an eviction still in flight waits for its answer).
   const auto& pods = informer_.pods();

@@ -148,6 +148,8 @@ nlohmann::json explainPod(const Pod& pod) {
       if (r.memoryBytes) o["memory"] = *r.memoryBytes;
       if (r.batchCpuMilli) o["kubernetes.io/batch-cpu"] = *r.batchCpuMilli;
       if (r.batchMemoryBytes) o["kubernetes.io/batch-memory"] = *r.batchMemoryBytes;
+      if (r.midCpuMilli) o["kubernetes.io/mid-cpu"] = *r.midCpuMilli;
+      if (r.midMemoryBytes) o["kubernetes.io/mid-memory"] = *r.midMemoryBytes;
       return o;
     };
     cj["requests"] = list(c.requests);

@@ -70,8 +70,10 @@ int64_t Pod::requestMemoryBytes() const {
   return podRequest(*this, &ResourceList::memoryBytes, false);
 }
 
-int64_t Pod::batchCpuRequestMilli() const {
-  return podRequest(*this, &ResourceList::batchCpuMilli, true);
+int64_t Pod::batchCpuRequestMilli() const { return runningRequest(&ResourceList::batchCpuMilli); }
+
+int64_t Pod::runningRequest(std::optional<int64_t> ResourceList::*field) const {
+  return podRequest(*this, field, true);
 }
 
 namespace {

@@ -32,6 +32,9 @@ inline constexpr const char* kPodResctrlAnnotation = "node.koordinator.sh/resctr
 // already milli-cores) and bytes.
 inline constexpr const char* kBatchCpuResource = "kubernetes.io/batch-cpu";
 inline constexpr const char* kBatchMemoryResource = "kubernetes.io/batch-memory";
+// Its mid resources (koord-mid pods), the same units.
+inline constexpr const char* kMidCpuResource = "kubernetes.io/mid-cpu";
+inline constexpr const char* kMidMemoryResource = "kubernetes.io/mid-memory";
 
 // Requests or limits of one container. Absent fields were not set in the spec.
 struct ResourceList {
@@ -39,6 +42,8 @@ struct ResourceList {
   std::optional<int64_t> memoryBytes;       // memory
   std::optional<int64_t> batchCpuMilli;     // kubernetes.io/batch-cpu (its value is milli-cores)
   std::optional<int64_t> batchMemoryBytes;  // kubernetes.io/batch-memory
+  std::optional<int64_t> midCpuMilli;       // kubernetes.io/mid-cpu (milli-cores, as batch-cpu)
+  std::optional<int64_t> midMemoryBytes;    // kubernetes.io/mid-memory
 };
 
 struct Container {
@@ -92,6 +97,9 @@ struct Pod {
   // kubernetes.io/batch-cpu requests of the running pod: app containers and sidecars
   // summed (regular init containers have finished); 0 when unset.
   int64_t batchCpuRequestMilli() const;
+  // The same rule for any field: what the running pod requests of it (app containers
+  // and sidecars summed; negative values count 0, a sum past int64 saturates).
+  int64_t runningRequest(std::optional<int64_t> ResourceList::*field) const;
   // koordinator's GetPodRequest (the kubelet's PodRequests) for cpu and memory: app
   // containers and sidecars summed, raised to each init container's beside the
   // sidecars before it, plus spec.overhead; 0 when none is set.

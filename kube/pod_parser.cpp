@@ -130,8 +130,8 @@ Result<ResourceList> resourceList(const Json& resources, const char* key, const 
   if (*list == nullptr) return out;
   const Json& l = **list;
   const std::string listPath = child(path, key);
-  // kubernetes.io/batch-cpu's quantity is already in milli-cores ("1000" = 1
-  // core), so it is read with parseQuantity, not parseQuantityMilli.
+  // kubernetes.io/batch-cpu's and mid-cpu's quantities are already in milli-cores
+  // ("1000" = 1 core), so they are read with parseQuantity, not parseQuantityMilli.
   struct Field {
     const char* name;
     bool milli;
@@ -142,6 +142,8 @@ Result<ResourceList> resourceList(const Json& resources, const char* key, const 
       {"memory", false, &ResourceList::memoryBytes},
       {kBatchCpuResource, false, &ResourceList::batchCpuMilli},
       {kBatchMemoryResource, false, &ResourceList::batchMemoryBytes},
+      {kMidCpuResource, false, &ResourceList::midCpuMilli},
+      {kMidMemoryResource, false, &ResourceList::midMemoryBytes},
   };
   for (const Field& f : kFields) {
     auto q = quantity(l, f.name, listPath, f.milli);

@@ -2,6 +2,8 @@
 // qosmanager/plugins/cpuevict/cpu_evict.go.
 #include "qos/cpu_evict.h"
 
+#include "qos/allocatable_evict.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -114,7 +116,7 @@ std::vector<EvictVictim> beCpuVictims(const QosSnapshot& snap, std::chrono::nano
     if (!verdict.allowed) continue;
     EvictVictim v;
     v.pod = view.pod;
-    v.request = std::max<int64_t>(view.pod->batchCpuRequestMilli(), 0);
+    fillRequests(v, *view.pod);
     if (auto used = freshValue(view.cpuCores, snap.at, maxAge)) {
       v.used = static_cast<int64_t>(*used * 1000);
       v.hasSample = true;
@@ -142,6 +144,7 @@ StrategyOutcome CpuEvictStrategy::run(const StrategyContext& ctx) {
 
   std::vector<const char*> features;
   if (gates_.beCpuEvict) features.push_back(kFeatureBeCpuEvict);
+  if (gates_.cpuAllocatableEvict) features.push_back(kFeatureCpuAllocatableEvict);
   if (gates_.cpuEvict) features.push_back(kFeatureCpuEvict);
 
   std::string roundSkip;
@@ -163,6 +166,12 @@ StrategyOutcome CpuEvictStrategy::run(const StrategyContext& ctx) {
     }
     if (!cfg.enable) {
       rep.decision = "NodeSLO resourceUsedThresholdWithBE.enable is false";
+      continue;
+    }
+    if (rep.feature == kFeatureCpuAllocatableEvict) {
+      const size_t n = allocatableEvictTasks(AllocatableResource::kCpu, snap, cfg, ctx.node, maxAge,
+                                             rep, tasks, outcome.errors);
+      taskReport.insert(taskReport.end(), n, result.features.size() - 1);
       continue;
     }
     const bool be = rep.feature == kFeatureBeCpuEvict;

@@ -1,5 +1,6 @@
-// CPU eviction (reference koordlet.md §4.5): two features, in koordlet's order,
-// sharing one walk (qos/evict_victims.h).
+// CPU eviction (reference koordlet.md §4.5): three features, in koordlet's order
+// (BECPUEvict, CPUAllocatableEvict: qos/allocatable_evict.h, CPUEvict), sharing one
+// walk (qos/evict_victims.h).
 //
 // BECPUEvict, when BE pods get too little of the CPU they asked for. Over the
 // window W = max(collect interval, cpuEvictTimeWindowSeconds) (whole seconds), the
@@ -24,7 +25,7 @@
 //
 // No eviction in the first cool-down (20 s) after start, nor within one after a
 // round that asked for a new eviction. Gated on NodeSLO
-// resourceUsedThresholdWithBE.enable; CPUAllocatableEvict is not built.
+// resourceUsedThresholdWithBE.enable.
 #pragma once
 
 #include <chrono>
@@ -39,6 +40,7 @@ inline constexpr const char* kOwnerCpuEvict = "cpu-evict";
 struct CpuEvictGates {
   bool beCpuEvict = false;
   bool cpuEvict = false;
+  bool cpuAllocatableEvict = false;  // qos/allocatable_evict.h
 };
 
 // The BE figures BECPUEvict decided from (milli-cores), when it got that far.
@@ -73,7 +75,8 @@ class CpuEvictStrategy final : public QosStrategy {
   std::string_view owner() const override { return kOwnerCpuEvict; }
   std::chrono::nanoseconds interval() const override { return interval_; }
   bool enabled(const NodeSloSpec&) const override {
-    return (gates_.beCpuEvict || gates_.cpuEvict) && interval_.count() > 0;
+    return (gates_.beCpuEvict || gates_.cpuEvict || gates_.cpuAllocatableEvict) &&
+           interval_.count() > 0;
   }
   // Returns no writes: the evictions and a CpuEvictResult.
   StrategyOutcome run(const StrategyContext& ctx) override;

@@ -40,10 +40,6 @@ int32_t classDefault(PriorityClass c) {
   return 0;
 }
 
-int64_t amountOf(const EvictVictim& v, ReleaseKind kind) {
-  return kind == ReleaseKind::kUsed ? v.used : v.request;
-}
-
 // Saturating: amounts come from pod specs and samples.
 void addSat(int64_t& sum, int64_t v) {
   if (v <= 0) return;
@@ -53,6 +49,38 @@ void addSat(int64_t& sum, int64_t v) {
 }  // namespace
 
 bool mayBeVictim(const Pod& pod) { return pod.active(); }
+
+int64_t releaseAmount(const EvictVictim& v, ReleaseKind kind) {
+  switch (kind) {
+    case ReleaseKind::kUsed:
+      return v.used;
+    case ReleaseKind::kBatchCpuRequest:
+      return v.request;
+    case ReleaseKind::kBatchMemoryRequest:
+      return v.batchMemoryRequest;
+    case ReleaseKind::kMidCpuRequest:
+      return v.midCpuRequest;
+    case ReleaseKind::kMidMemoryRequest:
+      return v.midMemoryRequest;
+  }
+  return 0;
+}
+
+void fillRequests(EvictVictim& v, const Pod& pod) {
+  v.request = std::max<int64_t>(pod.batchCpuRequestMilli(), 0);
+  switch (pod.priorityWithDefault()) {
+    case PriorityClass::kBatch:
+      v.batchMemoryRequest =
+          std::max<int64_t>(pod.runningRequest(&ResourceList::batchMemoryBytes), 0);
+      break;
+    case PriorityClass::kMid:
+      v.midCpuRequest = std::max<int64_t>(pod.runningRequest(&ResourceList::midCpuMilli), 0);
+      v.midMemoryRequest = std::max<int64_t>(pod.runningRequest(&ResourceList::midMemoryBytes), 0);
+      break;
+    default:
+      break;
+  }
+}
 
 PolicyVerdict evictionPolicyAllows(const Pod& pod, std::string_view feature) {
   auto it = pod.annotations.find(kEvictionPolicyAnnotation);
@@ -152,6 +180,7 @@ std::vector<EvictVictim> priorityVictims(const QosSnapshot& snap, std::string_vi
     if (!used) continue;
     EvictVictim v;
     v.pod = &pod;
+    fillRequests(v, pod);
     v.used = static_cast<int64_t>(*used * scale);
     v.hasSample = true;
     v.evictionPriority = evictionPriority(pod);
@@ -174,7 +203,7 @@ EvictWalk walkEvictTasks(const std::vector<EvictTask>& tasks, const EvictionLedg
   std::map<ReleaseKind, int64_t> released;
   std::set<std::string> taken;  // uids picked or counted this round
   auto count = [&](const EvictVictim& v) {
-    for (ReleaseKind k : kinds) addSat(released[k], amountOf(v, k));
+    for (ReleaseKind k : kinds) addSat(released[k], releaseAmount(v, k));
   };
   for (const EvictTask& task : tasks) {
     EvictTaskOutcome out;
@@ -217,8 +246,22 @@ bool walkIntoReport(const std::vector<EvictTask>& tasks, const std::vector<size_
                     std::vector<EvictionRequest>& requests) {
   if (tasks.empty()) return false;
   EvictWalk walk = walkEvictTasks(tasks, ledger, now);
+  std::set<size_t> filled;
   for (size_t i = 0; i < walk.tasks.size(); ++i) {
-    report.features[taskReport[i]].outcome = std::move(walk.tasks[i]);
+    EvictTaskOutcome& into = report.features[taskReport[i]].outcome;
+    EvictTaskOutcome& from = walk.tasks[i];
+    if (filled.insert(taskReport[i]).second) {
+      into = std::move(from);
+      continue;
+    }
+    // A second task of the same feature (its mid resource after its batch one).
+    into.released += from.released;
+    into.met = into.met && from.met;
+    using Names = std::vector<std::string> EvictTaskOutcome::*;
+    for (Names list :
+         {&EvictTaskOutcome::picked, &EvictTaskOutcome::pending, &EvictTaskOutcome::blocked}) {
+      for (std::string& n : from.*list) (into.*list).push_back(std::move(n));
+    }
   }
   report.newlyPicked = walk.newlyPicked;
   for (EvictionRequest& r : walk.requests) requests.push_back(std::move(r));

@@ -50,6 +50,8 @@ inline constexpr const char* kFeatureBeMemoryEvict = "BEMemoryEvict";
 inline constexpr const char* kFeatureMemoryEvict = "MemoryEvict";
 inline constexpr const char* kFeatureBeCpuEvict = "BECPUEvict";
 inline constexpr const char* kFeatureCpuEvict = "CPUEvict";
+inline constexpr const char* kFeatureCpuAllocatableEvict = "CPUAllocatableEvict";
+inline constexpr const char* kFeatureMemoryAllocatableEvict = "MemoryAllocatableEvict";
 
 // The eviction-policy annotation's verdict for `feature`. An unparsable annotation
 // allows nothing (koordlet) and carries an error naming the pod and annotation.
@@ -83,11 +85,16 @@ int32_t evictionPriority(const Pod& pod);
 int64_t labelPriority(const Pod& pod, int64_t fallback);
 
 // One candidate of a task. used: usage in the task's unit (bytes, milli-cores), 0
-// without a fresh sample; request: batch-cpu request in milli-cores (BECPUEvict).
+// without a fresh sample; request: batch-cpu request in milli-cores (BECPUEvict,
+// and CPUAllocatableEvict's batch-cpu). The pod's other requests (fillRequests):
+// what it releases for the allocatable features' kinds, whichever task picked it.
 struct EvictVictim {
   const Pod* pod = nullptr;
   int64_t used = 0;
   int64_t request = 0;
+  int64_t batchMemoryRequest = 0;  // bytes, a koord-batch pod's
+  int64_t midCpuRequest = 0;       // milli-cores, a koord-mid pod's
+  int64_t midMemoryRequest = 0;    // bytes, a koord-mid pod's
   bool hasSample = false;
   // Sort keys of the priority-based features (MemoryEvict, CPUEvict).
   int32_t evictionPriority = 0;
@@ -114,8 +121,22 @@ std::vector<EvictVictim> priorityVictims(const QosSnapshot& snap, std::string_vi
                                          std::chrono::nanoseconds maxAge,
                                          std::vector<std::string>& errors);
 
+// Every request of `pod` a task may count as released (EvictVictim's request fields):
+// its batch-cpu request, and by its priority class with default the allocatable
+// features' (koord-batch: batch-memory; koord-mid: mid-cpu, mid-memory).
+void fillRequests(EvictVictim& v, const Pod& pod);
+
 // What a task counts as released by a pod.
-enum class ReleaseKind { kUsed, kBatchCpuRequest };
+enum class ReleaseKind {
+  kUsed,
+  kBatchCpuRequest,
+  kBatchMemoryRequest,
+  kMidCpuRequest,
+  kMidMemoryRequest
+};
+
+// What evicting `v` releases of `kind`.
+int64_t releaseAmount(const EvictVictim& v, ReleaseKind kind);
 
 struct EvictTask {
   std::string feature;  // the gate: "BEMemoryEvict"
@@ -164,7 +185,9 @@ struct EvictRoundReport {
 
 // The end of an eviction strategy's round: the tasks walked (walkEvictTasks), each
 // task's outcome put in its feature's report (taskReport[i]: task i's index in
-// report.features), the requests appended to `requests`, report.newlyPicked set.
+// report.features; a feature with two tasks, batch and mid, gets both outcomes
+// merged: names appended, releases summed, met when both are), the requests appended
+// to `requests`, report.newlyPicked set.
 // Returns whether a pod was newly picked (the strategy's cool-down starts).
 bool walkIntoReport(const std::vector<EvictTask>& tasks, const std::vector<size_t>& taskReport,
                     const EvictionLedger* ledger, Clock::Monotonic now, EvictRoundReport& report,

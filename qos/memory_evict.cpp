@@ -2,6 +2,8 @@
 // qosmanager/plugins/memoryevict/memory_evict.go.
 #include "qos/memory_evict.h"
 
+#include "qos/allocatable_evict.h"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -42,6 +44,7 @@ std::vector<EvictVictim> beMemoryVictims(const QosSnapshot& snap, std::chrono::n
     if (!verdict.allowed) continue;
     EvictVictim v;
     v.pod = view.pod;
+    fillRequests(v, *view.pod);
     if (auto used = freshValue(view.memoryBytes, snap.at, maxAge)) {
       v.used = static_cast<int64_t>(*used);
       v.hasSample = true;
@@ -64,6 +67,7 @@ StrategyOutcome MemoryEvictStrategy::run(const StrategyContext& ctx) {
 
   std::vector<const char*> features;
   if (gates_.beMemoryEvict) features.push_back(kFeatureBeMemoryEvict);
+  if (gates_.memoryAllocatableEvict) features.push_back(kFeatureMemoryAllocatableEvict);
   if (gates_.memoryEvict) features.push_back(kFeatureMemoryEvict);
 
   // Round-level reasons, in koordlet's order.
@@ -87,6 +91,12 @@ StrategyOutcome MemoryEvictStrategy::run(const StrategyContext& ctx) {
     }
     if (!cfg.enable) {
       rep.decision = "NodeSLO resourceUsedThresholdWithBE.enable is false";
+      continue;
+    }
+    if (rep.feature == kFeatureMemoryAllocatableEvict) {
+      const size_t n = allocatableEvictTasks(AllocatableResource::kMemory, snap, cfg, ctx.node,
+                                             maxAge, rep, tasks, outcome.errors);
+      taskReport.insert(taskReport.end(), n, result.features.size() - 1);
       continue;
     }
     const bool byPriority = rep.feature == kFeatureMemoryEvict;

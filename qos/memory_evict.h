@@ -8,19 +8,21 @@
 //   lower     memoryEvictLowerPercent, else threshold − 2; must be < threshold
 //   release = capacity × (usage% − lower) / 100 bytes
 //
-// Two features, in koordlet's order, sharing one walk (qos/evict_victims.h):
+// Three features, in koordlet's order, sharing one walk (qos/evict_victims.h):
 //   BEMemoryEvict  pods whose koordinator.sh/qosClass label is BE (never a pod of
 //                  another class, whatever its usage), by spec.priority, then
 //                  memory usage descending (pods without usage last, by name
 //                  descending); a pod releases its memory usage.
+//   MemoryAllocatableEvict  the batch/mid memory the pods request against the Node's
+//                  allocatable (qos/allocatable_evict.h); its own thresholds, not the
+//                  usage ones above.
 //   MemoryEvict    active pods labelled koordinator.sh/eviction-enabled "true" whose
 //                  priority with default is <= evictEnabledPriorityThreshold (which
 //                  must be set) and that have a fresh memory sample; by eviction
 //                  priority, priority, label priority, then usage descending.
 // Both honour the koordinator.sh/eviction-policy annotation. A round that asks for
 // at least one new eviction starts a cool-down (koordlet: 4 s) with no eviction.
-// Gated on NodeSLO resourceUsedThresholdWithBE.enable; MemoryAllocatableEvict is
-// not built.
+// Gated on NodeSLO resourceUsedThresholdWithBE.enable.
 //
 // Deliberate difference: koordlet counts a MemoryEvict victim's usage × 1000
 // (reference §10 quirk 8), so one victim always meets the target; here it counts
@@ -40,6 +42,7 @@ inline constexpr const char* kOwnerMemoryEvict = "memory-evict";
 struct MemoryEvictGates {
   bool beMemoryEvict = false;
   bool memoryEvict = false;
+  bool memoryAllocatableEvict = false;  // qos/allocatable_evict.h
 };
 
 // Per feature, what was decided; decision texts name the NodeSLO field at fault.
@@ -61,7 +64,8 @@ class MemoryEvictStrategy final : public QosStrategy {
   std::string_view owner() const override { return kOwnerMemoryEvict; }
   std::chrono::nanoseconds interval() const override { return interval_; }
   bool enabled(const NodeSloSpec&) const override {
-    return (gates_.beMemoryEvict || gates_.memoryEvict) && interval_.count() > 0;
+    return (gates_.beMemoryEvict || gates_.memoryEvict || gates_.memoryAllocatableEvict) &&
+           interval_.count() > 0;
   }
   // Returns no writes: the evictions and a MemoryEvictResult.
   StrategyOutcome run(const StrategyContext& ctx) override;

@@ -223,6 +223,12 @@ NodeSloSpec typedFrom(json effective) {
   optInt("cpuEvictThresholdPercent", &s.threshold.cpuEvictThresholdPercent);
   optInt("cpuEvictLowerPercent", &s.threshold.cpuEvictLowerPercent);
   optInt("evictEnabledPriorityThreshold", &s.threshold.evictEnabledPriorityThreshold);
+  optInt("cpuAllocatableEvictThresholdPercent", &s.threshold.cpuAllocatableEvictThresholdPercent);
+  optInt("cpuAllocatableEvictLowerPercent", &s.threshold.cpuAllocatableEvictLowerPercent);
+  optInt("memoryAllocatableEvictThresholdPercent",
+         &s.threshold.memoryAllocatableEvictThresholdPercent);
+  optInt("memoryAllocatableEvictLowerPercent", &s.threshold.memoryAllocatableEvictLowerPercent);
+  optInt("allocatableEvictPriorityThreshold", &s.threshold.allocatableEvictPriorityThreshold);
   s.threshold.cpuEvictPolicy =
       stringOr(t, "cpuEvictPolicy", "evictByRealLimit") == "evictByAllocatable"
           ? CpuEvictPolicy::kEvictByAllocatable

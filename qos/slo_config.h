@@ -97,6 +97,15 @@ struct ResourceThresholdStrategy {
   std::optional<int64_t> cpuEvictLowerPercent;                // 0..100
   CpuEvictPolicy cpuEvictPolicy = CpuEvictPolicy::kEvictByRealLimit;
   std::optional<int64_t> evictEnabledPriorityThreshold;  // int32
+  // CPUAllocatableEvict, MemoryAllocatableEvict (koordlet v1.8): percent of the Node's
+  // batch/mid allocatable requested, and the priority at or under which pods count.
+  // koordinator's API comments say 110 and 100, but koordlet applies no default: an
+  // unset field skips the feature (said as its decision).
+  std::optional<int64_t> cpuAllocatableEvictThresholdPercent;     // >= 0
+  std::optional<int64_t> cpuAllocatableEvictLowerPercent;         // >= 0, below it
+  std::optional<int64_t> memoryAllocatableEvictThresholdPercent;  // >= 0
+  std::optional<int64_t> memoryAllocatableEvictLowerPercent;      // >= 0, below it
+  std::optional<int64_t> allocatableEvictPriorityThreshold;       // 0..7999
 };
 
 enum class CpuBurstPolicy { kNone, kCpuBurstOnly, kCfsQuotaBurstOnly, kAuto };

@@ -67,10 +67,16 @@ struct NodeFacts {
   // CollectorNodeMetricLast), and the eviction windows count samples in them.
   std::chrono::nanoseconds collectInterval = std::chrono::seconds(1);
   // From the Node object (the evictions need it, as koordlet's do): status.capacity
-  // memory and cpu, and status.allocatable kubernetes.io/batch-cpu. nullopt: no Node.
+  // memory and cpu, and status.allocatable kubernetes.io/batch-cpu. nullopt: no Node
+  // (or none of that resource on it).
   std::optional<int64_t> capacityMemoryBytes;
   std::optional<int64_t> capacityCpuMilli;
   std::optional<int64_t> batchCpuAllocatableMilli;
+  // status.allocatable of koord-manager's other extended resources (the allocatable
+  // evictions): batch-memory and mid-memory in bytes, mid-cpu in milli-cores.
+  std::optional<int64_t> batchMemoryAllocatableBytes;
+  std::optional<int64_t> midCpuAllocatableMilli;
+  std::optional<int64_t> midMemoryAllocatableBytes;
   // The share pools and kubelet policy the CPUSetAllocator hook decides from
   // (qos/node_topology.h); nullptr until the node topology is first computed.
   std::shared_ptr<const CpuSetRule> cpusetRule;

@@ -351,12 +351,25 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
           "[feature_gates]") {
   // The gates agent/agent.cpp passes on to a strategy, collector or hook; a gate
   // wired to a module joins this list in the same change.
-  const std::vector<std::string> wired = {
-      "BECPUSuppress",      "CPUBurst",      "RdtResctrl",       "ResctrlCollector",
-      "CgroupReconcile",    "PSICollector",  "BatchResource",    "CPUSetAllocator",
-      "BECPUEvict",         "CPUEvict",      "BEMemoryEvict",    "MemoryEvict",
-      "NodeTopologyReport", "GroupIdentity", "CPUNormalization", "Accelerators",
-      "GPUEnvInject"};
+  const std::vector<std::string> wired = {"BECPUSuppress",
+                                          "CPUBurst",
+                                          "RdtResctrl",
+                                          "ResctrlCollector",
+                                          "CgroupReconcile",
+                                          "PSICollector",
+                                          "BatchResource",
+                                          "CPUSetAllocator",
+                                          "BECPUEvict",
+                                          "CPUEvict",
+                                          "BEMemoryEvict",
+                                          "MemoryEvict",
+                                          "NodeTopologyReport",
+                                          "GroupIdentity",
+                                          "CPUNormalization",
+                                          "Accelerators",
+                                          "GPUEnvInject",
+                                          "CPUAllocatableEvict",
+                                          "MemoryAllocatableEvict"};
   std::vector<std::string> implemented;
   for (const GateSpec& s : FeatureGates::known()) {
     if (s.implemented) implemented.push_back(s.name);
@@ -367,7 +380,7 @@ TEST_CASE("the gate table marks as implemented exactly the gates this version re
   std::sort(implemented.begin(), implemented.end());
   CHECK(implemented == sortedWired);
   CHECK(FeatureGates::implemented("GroupIdentity"));
-  CHECK_FALSE(FeatureGates::implemented("CPUAllocatableEvict"));
+  CHECK_FALSE(FeatureGates::implemented("SystemConfig"));
   CHECK_FALSE(FeatureGates::implemented("NoSuchGate"));
 }
 
@@ -378,11 +391,11 @@ TEST_CASE("only enabled gates without an implementation are listed as having no 
   CHECK(g.enabledNotImplemented().empty());
   REQUIRE(g.set("GroupIdentity=false,NodeTopologyReport=false,CgroupReconcile=true").ok());
   CHECK(g.enabledNotImplemented().empty());  // disabled gates are never listed
-  REQUIRE(g.set("CPUAllocatableEvict=true,Accelerators=true,BECPUEvict=true").ok());
-  CHECK(g.enabledNotImplemented() == std::vector<std::string>{"CPUAllocatableEvict"});
+  REQUIRE(g.set("SystemConfig=true,Accelerators=true,BECPUEvict=true").ok());
+  CHECK(g.enabledNotImplemented() == std::vector<std::string>{"SystemConfig"});
   FeatureGates all;
   REQUIRE(all.set("AllAlpha=true,AllBeta=true").ok());
-  CHECK(all.enabledNotImplemented().size() == 22);  // 39 gates, 17 implemented
+  CHECK(all.enabledNotImplemented().size() == 20);  // 39 gates, 19 implemented
 }
 
 TEST_CASE("feature gates parse Kubernetes' Name=bool list", "[feature_gates]") {

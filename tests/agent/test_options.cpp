@@ -688,16 +688,16 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
     size_t warnings = 0;
     std::istringstream in(log);
     for (std::string line; std::getline(in, line);) warnings += line.rfind('W', 0) == 0;
-    CHECK(warnings == 22);  // 39 gates of which 17 are implemented; the proxy's flags act
+    CHECK(warnings == 20);  // 39 gates of which 19 are implemented; the proxy's flags act
     CHECK(log.find("flag -runtime-hooks-network has no effect") == std::string::npos);
-    CHECK(log.find("feature gate CPUAllocatableEvict is enabled but has no effect") !=
-          std::string::npos);
+    CHECK(log.find("feature gate SystemConfig is enabled but has no effect") != std::string::npos);
     CHECK(log.find("feature gate CgroupReconcile is enabled") == std::string::npos);
     CHECK(log.find("feature gate BECPUEvict is enabled") == std::string::npos);
     CHECK(log.find("] feature gates in effect: Accelerators,BECPUEvict,BECPUSuppress,BEMemoryEvict,"
-                   "BatchResource,CPUBurst,CPUEvict,CPUNormalization,CPUSetAllocator,"
-                   "CgroupReconcile,GPUEnvInject,GroupIdentity,MemoryEvict,NodeTopologyReport,"
-                   "PSICollector,RdtResctrl,ResctrlCollector\n") != std::string::npos);
+                   "BatchResource,CPUAllocatableEvict,CPUBurst,CPUEvict,CPUNormalization,"
+                   "CPUSetAllocator,CgroupReconcile,GPUEnvInject,GroupIdentity,"
+                   "MemoryAllocatableEvict,MemoryEvict,NodeTopologyReport,PSICollector,RdtResctrl,"
+                   "ResctrlCollector\n") != std::string::npos);
   }
   SECTION("nothing on and nothing ignored") {
     test::LogCapture cap;
@@ -709,13 +709,13 @@ TEST_CASE("at start each set flag and enabled gate without effect is one warning
 
 TEST_CASE("the settings /config shows say per gate whether it is enabled and implemented",
           "[options]") {
-  Options o = parsed({"--feature-gates=CgroupReconcile=true,CPUAllocatableEvict=true",
+  Options o = parsed({"--feature-gates=CgroupReconcile=true,SystemConfig=true",
                       "--run-root-dir=/r/", "--enable-pprof"});
   const nlohmann::json j = settingsJson(o);
   REQUIRE(j.at("featureGates").size() == FeatureGates::known().size());
   CHECK(j.at("featureGates").at("CgroupReconcile") ==
         nlohmann::json({{"enabled", true}, {"implemented", true}}));
-  CHECK(j.at("featureGates").at("CPUAllocatableEvict") ==
+  CHECK(j.at("featureGates").at("SystemConfig") ==
         nlohmann::json({{"enabled", true}, {"implemented", false}}));
   CHECK(j.at("featureGates").at("GroupIdentity") ==
         nlohmann::json({{"enabled", true}, {"implemented", true}}));

@@ -795,10 +795,30 @@ TEST_CASE("resources the agent does not use are ignored, even when malformed", "
   Json pod = makePod(
       "u1", Json::array({container(
                 "c", {{"ephemeral-storage", "garbage"}, {"nvidia.com/gpu", true}, {"cpu", "1"}},
-                {{"hugepages-2Mi", Json::array()}, {"kubernetes.io/mid-cpu", "x"}})}));
+                {{"hugepages-2Mi", Json::array()}, {"example.com/dongle", "x"}})}));
   const Pod p = parseOne(pod);
   CHECK(p.containers.at(0).requests.cpuMilli == 1000);
   CHECK_FALSE(p.containers.at(0).limits.cpuMilli);
+}
+
+TEST_CASE(
+    "Koordinator's mid resources are read like its batch ones (mid-cpu already in "
+    "milli-cores), and a malformed one is an error naming it",
+    "[pod]") {
+  Json pod = makePod(
+      "u1", Json::array({container(
+                "c", {{"kubernetes.io/mid-cpu", "1500"}, {"kubernetes.io/mid-memory", "64Mi"}},
+                {{"kubernetes.io/mid-cpu", 2000}})}));
+  const Container& c = parseOne(pod).containers.at(0);
+  CHECK(c.requests.midCpuMilli == 1500);
+  CHECK(c.requests.midMemoryBytes == 64 * kMi);
+  CHECK(c.limits.midCpuMilli == 2000);
+  CHECK_FALSE(c.limits.midMemoryBytes);
+  pod["spec"]["containers"][0]["resources"]["limits"]["kubernetes.io/mid-cpu"] = "x";
+  Json list = {{"items", Json::array({pod})}};
+  CHECK(parseError(list.dump()) ==
+        "items[0].spec.containers[0].resources.limits[\"kubernetes.io/mid-cpu\"]: invalid "
+        "quantity \"x\"");
 }
 
 TEST_CASE("a synthetic list of 5000 pods parses", "[pod]") {

@@ -75,6 +75,15 @@ json pod(const PodIds& ids, EvictScene scene) {
     item["spec"]["priority"] = 0;
     auto& status = item.at("status").at("containerStatuses")[0];
     status["containerID"] = "containerd://" + ids.containerId;
+    if (scene == EvictScene::kAllocatable && ids.be) {
+      meta["labels"]["koordinator.sh/eviction-enabled"] = "true";
+      const std::string memory = std::to_string(ids.batchMilli == EvictNode::kBigBatchMilli
+                                                    ? EvictNode::kBigBatchMemory
+                                                    : EvictNode::kSmallBatchMemory);
+      const json batch = {{"kubernetes.io/batch-cpu", std::to_string(ids.batchMilli)},
+                          {"kubernetes.io/batch-memory", memory}};
+      item.at("spec").at("containers")[0]["resources"] = {{"requests", batch}, {"limits", batch}};
+    }
     if (scene == EvictScene::kCpu) {
       // BE: a batch-cpu request (still kube BestEffort: only cpu and memory count).
       // LS: request 1 CPU, limit 2, so its burner's one core is not throttled.
@@ -156,7 +165,7 @@ EvictNode::EvictNode(const std::string& agentBinary, const std::vector<std::stri
   if (scene == EvictScene::kCpu) {
     bigBurner_ = std::make_unique<Burner>(place(kBig), true);
     lsBurner_ = std::make_unique<Burner>(place(kLs), false);
-  } else {
+  } else if (scene != EvictScene::kAllocatable) {
     smallHog_ = std::make_unique<MemoryHog>(place(kSmall), kSmallHogBytes);
     lsHog_ = std::make_unique<MemoryHog>(place(kLs), kLsHogBytes);
   }
@@ -175,9 +184,20 @@ EvictNode::EvictNode(const std::string& agentBinary, const std::vector<std::stri
   node["metadata"] = {{"name", kNodeName}};
   node["status"]["capacity"]["memory"] = std::to_string(capacity);
   node["status"]["allocatable"]["memory"] = std::to_string(capacity);
+  // The allocatable scene: room for every batch request until setBatchAllocatable().
+  node["status"]["allocatable"]["kubernetes.io/batch-cpu"] = "4000";
+  node["status"]["allocatable"]["kubernetes.io/batch-memory"] = std::to_string(int64_t{1} << 30);
+  node_ = node;
   api_->put("nodes", node);
   const json threshold =
-      scene == EvictScene::kCpu
+      scene == EvictScene::kAllocatable
+          ? json{{"enable", true},
+                 {"cpuAllocatableEvictThresholdPercent", kAllocatableThresholdPercent},
+                 {"cpuAllocatableEvictLowerPercent", kAllocatableLowerPercent},
+                 {"memoryAllocatableEvictThresholdPercent", kAllocatableThresholdPercent},
+                 {"memoryAllocatableEvictLowerPercent", kAllocatableLowerPercent},
+                 {"allocatableEvictPriorityThreshold", 5999}}
+      : scene == EvictScene::kCpu
           ? json{{"enable", true},
                  {"cpuSuppressPolicy", "cfsQuota"},
                  {"cpuSuppressThresholdPercent", kCpuSuppressPercent},
@@ -213,6 +233,11 @@ EvictNode::EvictNode(const std::string& agentBinary, const std::vector<std::stri
     flags.insert(flags.end(), {"--feature-gates=BECPUEvict=true", "--sys-root-dir=/sys/",
                                "--cpu-suppress-interval-seconds=1",
                                "--cpu-evict-cool-time-seconds=" + std::to_string(kCpuCoolSeconds)});
+  } else if (scene == EvictScene::kAllocatable) {
+    flags.insert(flags.end(),
+                 {"--feature-gates=CPUAllocatableEvict=true,MemoryAllocatableEvict=true",
+                  "--cpu-suppress-interval-seconds=0",
+                  "--cpu-evict-cool-time-seconds=" + std::to_string(kCpuCoolSeconds)});
   } else {
     // Only the eviction acts on this tree: suppress and burst are not under test.
     flags.insert(flags.end(),
@@ -289,6 +314,12 @@ std::chrono::steady_clock::time_point EvictNode::crossThreshold() {
               {"memoryEvictThresholdPercent", lower + 1},
               {"memoryEvictLowerPercent", lower}});
   return at;
+}
+
+void EvictNode::setBatchAllocatable(int64_t cpuMilli, int64_t memoryBytes) {
+  node_["status"]["allocatable"]["kubernetes.io/batch-cpu"] = std::to_string(cpuMilli);
+  node_["status"]["allocatable"]["kubernetes.io/batch-memory"] = std::to_string(memoryBytes);
+  api_->put("nodes", node_);
 }
 
 std::chrono::steady_clock::time_point EvictNode::startCpuPressure() {

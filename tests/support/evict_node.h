@@ -39,6 +39,14 @@
 // satisfaction ~1 % over the window, and the release (1500 × (50 % − 1 %) ≈ 730 m)
 // is below be-big's request: one victim, be-big (the most CPU for its request).
 //
+// The allocatable scene (EvictScene::kAllocatable) is the same three pods for
+// CPUAllocatableEvict and MemoryAllocatableEvict: be-big and be-small koord-batch
+// (priority 5500 by their class), labelled koordinator.sh/eviction-enabled, asking
+// for the CPU scene's batch-cpu and kBigBatchMemory / kSmallBatchMemory of
+// batch-memory; the LS pod koord-prod (over allocatableEvictPriorityThreshold 5999).
+// No hogs or burners: what matters is what the pods request against the Node's
+// allocatable, which setBatchAllocatable() moves as koord-manager would.
+//
 // Set-up failures throw; the destructor stops the agent, then the hogs and burners,
 // then removes the cgroups.
 #pragma once
@@ -69,7 +77,8 @@ namespace koord::test {
 // kMemory: the NodeSLO's threshold is lowered under the node's use (crossThreshold());
 // kMemoryRamp: be-big's hog takes the node over the threshold as it faults in;
 // kCpu: below.
-enum class EvictScene { kMemory, kMemoryRamp, kCpu };
+// kAllocatable: the pods' batch requests against the Node's batch allocatable.
+enum class EvictScene { kMemory, kMemoryRamp, kCpu, kAllocatable };
 
 class EvictNode {
  public:
@@ -88,6 +97,11 @@ class EvictNode {
   static constexpr int kSatisfactionUpperPercent = 50;
   static constexpr int kCpuWindowSeconds = 5;
   static constexpr int kCpuCoolSeconds = 5;
+  // The allocatable scene's batch-memory requests and thresholds.
+  static constexpr int64_t kBigBatchMemory = int64_t{256} << 20;
+  static constexpr int64_t kSmallBatchMemory = int64_t{64} << 20;
+  static constexpr int kAllocatableThresholdPercent = 110;
+  static constexpr int kAllocatableLowerPercent = 100;
   // cpu.cfs_quota_us of the besteffort dir at suppress's floor (koordlet's 2000).
   static constexpr int64_t kQuotaFloor = 2000;
 
@@ -133,6 +147,9 @@ class EvictNode {
   void killBig();
   // CPU scene: the LS pod's burner starts spinning; returns when it has.
   std::chrono::steady_clock::time_point startCpuPressure();
+  // The Node's status.allocatable kubernetes.io/batch-cpu (milli-cores) and
+  // batch-memory (bytes) in the API server stand-in, as koord-manager updates them.
+  void setBatchAllocatable(int64_t cpuMilli, int64_t memoryBytes);
   // CPU scene: the besteffort cpu.cfs_quota_us as the kernel holds it.
   std::optional<int64_t> beQuota() const;
   // Writes the besteffort cpu.cfs_quota_us behind the agent's back.
@@ -192,6 +209,7 @@ class EvictNode {
   int thresholdPercent_ = 100;  // the NodeSLO's memoryEvictThresholdPercent now
   void putNodeSlo(const nlohmann::json& threshold);
   std::vector<nlohmann::json> pods_;
+  nlohmann::json node_;      // the Node as the stand-in has it
   size_t seenRequests_ = 0;  // api_->requests() already looked at
   std::vector<Seen> evictions_;
 };
