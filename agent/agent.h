@@ -110,6 +110,7 @@ class Agent {
   // cgroup v2: the runtime's shares -> cpu.weight conversion read off a container it
   // made (--cpu-weight-conversion=auto), until known; a few files a round.
   void learnCpuWeightConversion();
+  void applyOomScoreAdj(const std::vector<OomScoreAdjWrite>& writes);
   void switchGroupIdentity(const NodeSloSpec& spec);
   bool groupIdentity_ = false;  // the GroupIdentity strategy is registered
   std::vector<std::pair<std::string, int64_t>> lastSysctlPlan_;  // --dry-run: said once

@@ -88,6 +88,7 @@ HookContext Agent::hookContext() const {
     HookContext ctx = baseHookContext(HookGates{}, config_.current(), sys_.pageSize, 0);
     ctx.batchResource = ctx.cpusetAllocator = ctx.cpuBurst = ctx.memoryQos = ctx.resctrl = false;
     ctx.disableUnsetCpuQuota = ctx.suppressCfsQuota = ctx.cpuNormalization = false;
+    ctx.oomScoreAdj = false;
     // Which GPUs a container sees is not a QoS setting restore undoes: kept.
     ctx.gpuEnvInject = opts_.featureGates.enabled("GPUEnvInject");
     return ctx;

@@ -21,6 +21,7 @@
 #include "cgroupfs/cgroup_mounts.h"
 #include "cgroupfs/cgroup_parsers.h"
 #include "cgroupfs/cpu_weight.h"
+#include "cgroupfs/oom_score_adj_writer.h"
 #include "metrics/proc_parsers.h"
 #include "qos/cpu_burst.h"
 #include "qos/cpu_suppress.h"
@@ -60,6 +61,7 @@ HookGates Agent::hookGates() const {
   g.memoryQos = opts_.featureGates.enabled("CgroupReconcile") && reconcile;
   g.disableUnsetCpuQuota = opts_.disableUnsetCpuQuota;
   g.gpuEnvInject = opts_.featureGates.enabled("GPUEnvInject");
+  g.oomScoreAdj = opts_.featureGates.enabled("OOMScoreAdj");
   return g;
 }
 
@@ -327,6 +329,7 @@ void Agent::runQos() {
     for (const HookReconcileTiming& t : r->timings) {
       exporter_.recordHookReconciler(t.level, t.resourceType, t.ok, t.millis);
     }
+    applyOomScoreAdj(r->oomScoreAdj);
   }
   runResctrl();
 }
@@ -388,6 +391,46 @@ void Agent::learnCpuWeightConversion() {
             << toString(seen->conversion) << " conversion; the agent writes cpu.weight the same way"
             << (seen->conversion == CpuWeightConversion::kLinear ? " (koordlet's)"
                                                                  : " (koordlet writes linear)");
+}
+
+// OOMScoreAdj's hot update: each container's processes, from its own cgroup.procs
+// (cgroupfs/oom_score_adj_writer.h). Not through the executor: these are /proc
+// files, not cgroup knobs; no write under --dry-run, nothing while paused (the hook
+// context has the gate off then).
+void Agent::applyOomScoreAdj(const std::vector<OomScoreAdjWrite>& writes) {
+  for (const OomScoreAdjWrite& w : writes) {
+    const std::string procs =
+        cgroupFilePath(*layout_, opts_.paths.cgroupRoot, w.dir, CgroupFile::kProcs);
+    if (opts_.dryRun) {
+      exporter_.recordOomScoreAdj(w.podNs, w.podName, w.podUid, w.container, w.value);
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const OomScoreAdjOutcome o = koord::applyOomScoreAdj(procs, opts_.paths.procRoot, w.value);
+    const double millis =
+        w.millis +
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const bool ok = o.error.empty() || o.gone;
+    exporter_.recordHookReconciler("container", "oom_score_adj", ok, millis);
+    const std::string key = "oom_score_adj " + w.podUid + "/" + w.container;
+    if (o.processes > o.failed) {
+      exporter_.recordOomScoreAdj(w.podNs, w.podName, w.podUid, w.container, w.value);
+    }
+    if (!o.gone && !o.error.empty()) {
+      failures_.failure(key, Severity::kWarning,
+                        "OOMScoreAdj " + w.podNs + "/" + w.podName + " " + w.container + ": " +
+                            o.error + " (" + std::to_string(o.failed) + " of " +
+                            std::to_string(o.processes) + " processes not set)");
+    } else {
+      failures_.success(key);
+    }
+    if (o.updated > 0) {
+      KLOG_V(4) << "OOMScoreAdj " << w.podNs << "/" << w.podName << " " << w.container
+                << ": oom_score_adj " << w.value << " on " << o.updated << " of " << o.processes
+                << " processes";
+    }
+  }
+  exporter_.endOomScoreAdjRound();
 }
 
 }  // namespace koord

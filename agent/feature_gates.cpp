@@ -72,7 +72,7 @@ const std::vector<GateSpec>& FeatureGates::known() {
       {"TerwayQoS", false, GateStage::kAlpha, false},
       {"TCNetworkQoS", false, GateStage::kAlpha, false},
       {"Resctrl", false, GateStage::kAlpha, false},
-      {"OOMScoreAdj", false, GateStage::kAlpha, false},
+      {"OOMScoreAdj", false, GateStage::kAlpha, true},
   };
   return kGates;
 }

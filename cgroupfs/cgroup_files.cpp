@@ -13,7 +13,7 @@ constexpr bool rowsInEnumOrder() {
   return true;
 }
 static_assert(rowsInEnumOrder(), "kCgroupFiles rows must follow the CgroupFile enum");
-static_assert(static_cast<size_t>(CgroupFile::kCpuBvtWarpNs) + 1 == kCgroupFileCount);
+static_assert(static_cast<size_t>(CgroupFile::kProcs) + 1 == kCgroupFileCount);
 
 }  // namespace
 

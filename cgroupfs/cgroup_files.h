@@ -71,8 +71,11 @@ enum class CgroupFile : uint8_t {
   kMemoryUsage,  // v1 memory.usage_in_bytes; v2 memory.current
   // GroupIdentity (bvt): Alibaba Cloud Linux / Anolis only, same name on v1 and v2.
   kCpuBvtWarpNs,
+  // The processes of a cgroup (the OOMScoreAdj hook's hot update sets each one's
+  // oom_score_adj); v1 under the cpu controller.
+  kProcs,
 };
-inline constexpr size_t kCgroupFileCount = 26;
+inline constexpr size_t kCgroupFileCount = 27;
 
 struct CgroupFileSpec {
   CgroupFile file;
@@ -117,6 +120,7 @@ inline constexpr std::array<CgroupFileSpec, kCgroupFileCount> kCgroupFiles = {{
     {CgroupFile::kMemorySoftLimit, "memory", "memory.soft_limit_in_bytes", nullptr, nullptr},
     {CgroupFile::kMemoryUsage, "memory", "memory.usage_in_bytes", "memory.current", nullptr},
     {CgroupFile::kCpuBvtWarpNs, "cpu", "cpu.bvt_warp_ns", "cpu.bvt_warp_ns", nullptr},
+    {CgroupFile::kProcs, "cpu", "cgroup.procs", "cgroup.procs", nullptr},
 }};
 
 constexpr const CgroupFileSpec& cgroupFileSpec(CgroupFile file) {

@@ -58,6 +58,8 @@ Exporter::Exporter(std::string nodeName, std::string version)
                          "cpu.cfs_burst_us the CPU burst strategy intends for a container")),
       scaledQuota_(swept("koordlet_container_scaled_cfs_quota_us",
                          "cpu.cfs_quota_us the CPU burst strategy intends for a container")),
+      oomScoreAdj_(swept("koordlet_container_oom_score_adj",
+                         "oom_score_adj set on a container's processes (OOMScoreAdj)")),
       resctrlLlc_(swept("koordlet_resctrl_llc_occupancy",
                         "resctrl default qos(LSR, LS, BE) llc occupancy collected by koordlet, "
                         "in bytes, per L3 cache id")),
@@ -68,7 +70,7 @@ Exporter::Exporter(std::string nodeName, std::string version)
   swept_ = {&podCpu_,          &podMemory_,          &podThrottled_,      &containerCpu_,
             &containerMemory_, &containerThrottled_, &containerRequests_, &containerLimits_,
             &podPsi_,          &containerPsi_,       &scaledBurst_,       &scaledQuota_,
-            &resctrlLlc_,      &resctrlMb_};
+            &oomScoreAdj_,     &resctrlLlc_,         &resctrlMb_};
   const prometheus::Labels node{{"node", node_}};
 
   startTime_ = &gaugeFamily("koordlet_start_time", "the start time of koordlet").Add(node);
@@ -601,6 +603,23 @@ void Exporter::endBurstRound() {
   scaledBurst_.sweep();
   scaledQuota_.sweep();
 }
+
+void Exporter::recordOomScoreAdj(const std::string& podNamespace, const std::string& podName,
+                                 const std::string& podUid, const std::string& container,
+                                 int64_t value) {
+  oomScoreAdj_.set(
+      podUid + "/" + container,
+      [&] {
+        return prometheus::Labels{{"node", node_},
+                                  {"pod_namespace", podNamespace},
+                                  {"pod_name", podName},
+                                  {"pod_uid", podUid},
+                                  {"container_name", container}};
+      },
+      static_cast<double>(value));
+}
+
+void Exporter::endOomScoreAdjRound() { oomScoreAdj_.sweep(); }
 
 void Exporter::recordStrategy(const std::string& strategy, double seconds) {
   strategyDuration_->Add({{"node", node_}, {"strategy", strategy}}).Set(seconds);

@@ -156,6 +156,12 @@ class Exporter {
   };
   void recordScaledCfs(const ScaledCfs& c);
   void endBurstRound();
+  // One hooks' reconciler round's oom_score_adj (OOMScoreAdj), per container whose
+  // processes hold it (koordlet_container_oom_score_adj, koordlet's name and labels);
+  // endOomScoreAdjRound() after the last: containers no longer set lose their series.
+  void recordOomScoreAdj(const std::string& podNamespace, const std::string& podName,
+                         const std::string& podUid, const std::string& container, int64_t value);
+  void endOomScoreAdjRound();
   void recordStrategy(const std::string& strategy, double seconds);
 
   // --- resctrl ---
@@ -378,6 +384,7 @@ class Exporter {
   prometheus::Gauge* beSuppressThreshold_ = nullptr;
   SweptGauges scaledBurst_;
   SweptGauges scaledQuota_;
+  SweptGauges oomScoreAdj_;
   SweptGauges resctrlLlc_;
   SweptGauges resctrlMb_;
   prometheus::Family<prometheus::Counter>* resctrlWrites_;

@@ -210,6 +210,8 @@ void driveExporter(Exporter& e) {
   Exporter::ScaledCfs cfs{"default", "pod-1", "containerd://c1", "main", 100000, 200000};
   e.recordScaledCfs(cfs);
   e.endBurstRound();
+  e.recordOomScoreAdj("ns", "pod", "uid", "main", -500);
+  e.endOomScoreAdjRound();
   e.recordStrategy("cpu_suppress", 0.001);
   e.recordResctrlWrites("schemata", "succeeded", 1);
   Exporter::ResctrlMon mon;

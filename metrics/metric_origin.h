@@ -18,6 +18,7 @@ inline constexpr std::string_view kKoordletMetricNames[] = {
     "koordlet_be_suppress_ls_used_cpu_cores",
     "koordlet_collect_node_cpu_info_status",
     "koordlet_collect_node_numa_info_status",
+    "koordlet_container_oom_score_adj",
     "koordlet_container_psi",
     "koordlet_container_resource_limits",
     "koordlet_container_resource_requests",

@@ -106,8 +106,14 @@ Result<api::CreateContainerResponse> NriHooks::createContainer(
   if (!intent) return intent.error();
   HookIntent resources = *intent;
   resources.env.clear();
+  resources.oomScoreAdj.reset();
   if (!resources.empty()) {
     *resp.mutable_adjust()->mutable_linux()->mutable_resources() = toLinuxResources(resources);
+  }
+  // OOMScoreAdj: the runtime starts the container's process with it.
+  if (intent->oomScoreAdj) {
+    resp.mutable_adjust()->mutable_linux()->mutable_oom_score_adj()->set_value(
+        *intent->oomScoreAdj);
   }
   // NRI adds or replaces each variable named (GPUEnvInject); the others stay.
   for (const auto& [key, value] : intent->env) {

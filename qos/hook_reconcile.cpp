@@ -29,14 +29,16 @@ void recordTimings(std::vector<HookReconcileTiming>& out, const char* level,
   static const std::pair<const char*, const char*> kNamed[] = {
       {"cpu shares", "cpu.shares"},
       {"cfs quota", "cpu.cfs_quota_us"},
-      {"memory limit", "memory.limit_in_bytes"}};
+      {"memory limit", "memory.limit_in_bytes"},
+      {"oom-score-adj", "oom_score_adj"}};  // OOMScoreAdj's annotations
   for (size_t i = firstError; i < errors.size(); ++i) {
     // An error that names no field (a bad annotation) failed every field it feeds.
     const bool named = std::any_of(std::begin(kNamed), std::end(kNamed), [&](const auto& n) {
       return errors[i].find(n.first) != std::string::npos;
     });
     for (const auto& [text, type] : kNamed) {
-      if ((!named || errors[i].find(text) != std::string::npos) &&
+      const bool oom = std::string_view(type) == "oom_score_adj";  // only when named
+      if ((errors[i].find(text) != std::string::npos || (!named && !oom)) &&
           std::find(types.begin(), types.end(), type) == types.end()) {
         types.emplace_back(type);
       }
@@ -111,9 +113,14 @@ HookReconcileResult reconcileHooks(const QosSnapshot& snap, const HookContext& c
       std::vector<std::string> errors;
       start = std::chrono::steady_clock::now();
       firstWrite = out.writes.size();
-      appendHookWrites(out.writes, cv.dir, containerIntent(*hp, *hc, ctx, &errors), cpusetAllowed);
-      recordTimings(out.timings, "container", out.writes, firstWrite, errors, 0,
-                    elapsedMillis(start));
+      const HookIntent intent = containerIntent(*hp, *hc, ctx, &errors);
+      appendHookWrites(out.writes, cv.dir, intent, cpusetAllowed);
+      const double millis = elapsedMillis(start);
+      recordTimings(out.timings, "container", out.writes, firstWrite, errors, 0, millis);
+      if (intent.oomScoreAdj) {
+        out.oomScoreAdj.push_back(OomScoreAdjWrite{cv.dir, pv.pod->ns, pv.pod->name, pv.pod->uid,
+                                                   hc->name, *intent.oomScoreAdj, millis});
+      }
       // The same annotation fails for every container: one line per problem.
       for (std::string& e : errors) {
         if (std::find(out.errors.begin(), out.errors.end(), e) == out.errors.end()) {
@@ -132,6 +139,7 @@ HookContext baseHookContext(const HookGates& gates, const NodeSloSpec& spec, int
   ctx.batchResource = gates.batchResource;
   ctx.cpusetAllocator = gates.cpusetAllocator;
   ctx.gpuEnvInject = gates.gpuEnvInject;
+  ctx.oomScoreAdj = gates.oomScoreAdj;
   ctx.cpuBurst = gates.cpuBurst;
   ctx.disableUnsetCpuQuota = gates.disableUnsetCpuQuota;
   // koordlet: forced -1 while suppress runs with policy cfsQuota (gate and NodeSLO).

@@ -38,8 +38,18 @@ struct HookReconcileTiming {
   double millis = 0;         // computing that pod's or container's values
 };
 
+// A container's processes' oom_score_adj (OOMScoreAdj): not a cgroup file, so the
+// agent applies it (cgroupfs/oom_score_adj_writer.h) to the processes in `dir`.
+struct OomScoreAdjWrite {
+  std::string dir;  // the container's cgroup dir
+  std::string podNs, podName, podUid, container;
+  int64_t value = 0;
+  double millis = 0;  // computing the container's values
+};
+
 struct HookReconcileResult {
   std::vector<CgroupWrite> writes;  // moved to the outcome when run by the manager
+  std::vector<OomScoreAdjWrite> oomScoreAdj;
   std::vector<std::string> errors;  // one line per problem, naming the pod
   // One per resource the hooks decided (written or refused) per pod and container.
   std::vector<HookReconcileTiming> timings;
@@ -73,6 +83,7 @@ struct HookGates {
   bool memoryQos = false;             // CgroupReconcile, reconcile interval > 0
   bool disableUnsetCpuQuota = false;  // --disable-unset-cpu-quota
   bool gpuEnvInject = false;          // GPUEnvInject (container create only)
+  bool oomScoreAdj = false;           // OOMScoreAdj
 };
 
 // The hook context's fields that follow from the gates and the NodeSLO spec alone
@@ -85,8 +96,8 @@ HookContext baseHookContext(const HookGates& gates, const NodeSloSpec& spec, int
 // values).
 HookContext hookContext(const HookGates& gates, const NodeSloSpec& spec, const NodeFacts& node);
 
-// The reconciler on the manager's schedule, enabled while BatchResource or
-// CPUSetAllocator is on. Its round's result: HookReconcileResult.
+// The reconciler on the manager's schedule, enabled while BatchResource,
+// CPUSetAllocator or OOMScoreAdj is on. Its round's result: HookReconcileResult.
 class HookReconcileStrategy final : public GatedStrategy {
  public:
   static constexpr std::string_view kName = "runtime_hooks";
@@ -94,7 +105,7 @@ class HookReconcileStrategy final : public GatedStrategy {
   // list changes (koordlet reconciles pods and containers on every pods sync).
   HookReconcileStrategy(std::chrono::nanoseconds interval, HookGates gates)
       : GatedStrategy(kName, kOwnerRuntimeHooks, interval,
-                      gates.batchResource || gates.cpusetAllocator),
+                      gates.batchResource || gates.cpusetAllocator || gates.oomScoreAdj),
         gates_(gates) {}
 
   StrategyOutcome run(const StrategyContext& ctx) override;

@@ -9,6 +9,7 @@
 #include "qos/cpu_burst.h"
 #include "qos/gpu_env_hook.h"
 #include "qos/memory_qos.h"
+#include "qos/oom_score_adj.h"
 #include "qos/snapshot.h"
 
 namespace koord {
@@ -443,6 +444,7 @@ void mergeInto(HookIntent& to, HookIntent&& from) {
   if (from.rdtClass) to.rdtClass = std::move(from.rdtClass);
   for (auto& [k, v] : from.unified) to.unified[k] = std::move(v);
   for (auto& [k, v] : from.env) to.env[k] = std::move(v);
+  if (from.oomScoreAdj) to.oomScoreAdj = from.oomScoreAdj;
 }
 
 HookIntent runAll(const HookPod& pod, const HookContainer* container, const HookContext& ctx,
@@ -451,6 +453,10 @@ HookIntent runAll(const HookPod& pod, const HookContainer* container, const Hook
   if (skipHooks(pod)) return intent;
   for (HookName hook : kAllHooks) {
     Status s = runHook(hook, pod, container, ctx, intent);
+    if (!s && errors != nullptr) errors->push_back(s.error().message);
+  }
+  if (container != nullptr) {
+    Status s = runHook(HookName::kOomScoreAdj, pod, container, ctx, intent);
     if (!s && errors != nullptr) errors->push_back(s.error().message);
   }
   return intent;
@@ -564,7 +570,7 @@ Result<HookPod> hookPodFromKubelet(const Pod& pod) {
 
 bool HookIntent::empty() const {
   return !cpuShares && !cfsQuota && !memoryLimit && !cpuset && !rdtClass && unified.empty() &&
-         env.empty();
+         env.empty() && !oomScoreAdj;
 }
 
 const char* toString(HookName h) {
@@ -583,6 +589,8 @@ const char* toString(HookName h) {
       return "CPUNormalization";
     case HookName::kGpuEnvInject:
       return "GPUEnvInject";
+    case HookName::kOomScoreAdj:
+      return "OOMScoreAdj";
   }
   return "unknown";
 }
@@ -626,6 +634,16 @@ Status runHook(HookName hook, const HookPod& pod, const HookContainer* container
           part.env = std::move(*env);
         } else {
           s = env.error();
+        }
+      }
+      break;
+    case HookName::kOomScoreAdj:
+      if (ctx.oomScoreAdj && container != nullptr) {
+        auto v = oomScoreAdjFor(pod.annotations, container->name);
+        if (v) {
+          part.oomScoreAdj = *v;
+        } else {
+          s = Error{"container " + container->name + ": " + v.error().message};
         }
       }
       break;

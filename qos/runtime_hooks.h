@@ -41,6 +41,11 @@
 //   MemoryQoS        (cgroup v2 only, unified) the container's memory.min/low/high,
 //                    computed by the memory QoS strategy itself on a one-pod
 //                    snapshot; needs the kubelet's pod (HookPod::kubelet), else skipped.
+//   OOMScoreAdj      (gate, default off; Koordinator HEAD) a container's
+//                    oom_score_adj from koordinator.sh/oom-score-adj(-spec)
+//                    (qos/oom_score_adj.h): at creation through the runtime (both hook
+//                    paths), then on every process by the reconciler (hot update).
+//                    koordlet sets it from its reconciler only.
 //   CPUNormalization (gate, default off; colocation.md §5) pods labelled LS or
 //                    unlabelled, not pinned by a resource-status cpuset: cfs quota
 //                    from the CPU limits (pod: the sum, -1 if any container has
@@ -161,6 +166,7 @@ struct HookContext {
   // themselves), and skipping them spares it a memory QoS plan per container.
   bool unified = true;
   bool gpuEnvInject = false;  // gate GPUEnvInject
+  bool oomScoreAdj = false;   // gate OOMScoreAdj
 };
 
 // What the hooks want; unset fields are left alone.
@@ -172,6 +178,10 @@ struct HookIntent {
   std::optional<std::string> rdtClass;         // "LSR", "LS", "BE"
   std::map<std::string, std::string> unified;  // v2 file -> value
   std::map<std::string, std::string> env;      // container env to set (create only)
+  // The container's processes' oom_score_adj (OOMScoreAdj, qos/oom_score_adj.h): at
+  // creation the runtime's (NRI adjustment, the proxy's response), later written to
+  // each process by the reconciler.
+  std::optional<int64_t> oomScoreAdj;
   bool empty() const;
 };
 
@@ -182,12 +192,14 @@ enum class HookName {
   kCpuBurst,
   kMemoryQos,
   kCpuNormalization,
-  kGpuEnvInject
+  kGpuEnvInject,
+  kOomScoreAdj
 };
 // "BatchResource", "CPUSetAllocator", "Resctrl", "CPUBurst", "MemoryQoS", "CPUNormalization",
-// "GPUEnvInject"
+// "GPUEnvInject", "OOMScoreAdj"
 const char* toString(HookName h);
-// The hooks of a pod sandbox and of the reconciler.
+// The hooks of a pod sandbox and of the reconciler (which adds OOMScoreAdj for a
+// container: containerIntent).
 inline constexpr HookName kAllHooks[] = {HookName::kBatchResource, HookName::kCpusetAllocator,
                                          HookName::kResctrl,       HookName::kCpuBurst,
                                          HookName::kMemoryQos,     HookName::kCpuNormalization};
@@ -196,7 +208,7 @@ inline constexpr HookName kAllHooks[] = {HookName::kBatchResource, HookName::kCp
 inline constexpr HookName kCreateContainerHooks[] = {
     HookName::kBatchResource, HookName::kCpusetAllocator, HookName::kResctrl,
     HookName::kCpuBurst,      HookName::kMemoryQos,       HookName::kCpuNormalization,
-    HookName::kGpuEnvInject};
+    HookName::kGpuEnvInject,  HookName::kOomScoreAdj};
 
 // The hooks koordlet runs at PreUpdateContainerResources (§7.3): a resize does not
 // touch the RDT class, burst or memory QoS, which stay as created.

@@ -100,7 +100,7 @@ api::ContainerResourceHookResponse responseFor(const HookIntent& intent,
   }
   const bool anyResource = intent.cpuShares || intent.cfsQuota ||
                            (intent.memoryLimit && *intent.memoryLimit > 0) || intent.cpuset ||
-                           !intent.unified.empty();
+                           !intent.unified.empty() || intent.oomScoreAdj;
   if (!anyResource) return resp;  // e.g. only an RDT class, or only "unlimited" memory
   api::LinuxContainerResources* r = resp.mutable_container_resources();
   if (intent.cpuShares) r->set_cpu_shares(*intent.cpuShares);
@@ -112,7 +112,8 @@ api::ContainerResourceHookResponse responseFor(const HookIntent& intent,
   const api::LinuxContainerResources& asked = req.container_resources();
   r->set_cpuset_cpus(intent.cpuset ? *intent.cpuset : asked.cpuset_cpus());
   r->set_cpuset_mems(asked.cpuset_mems());
-  r->set_oom_score_adj(asked.oom_score_adj());
+  // OOMScoreAdj's value when decided (the proxy takes any in [-1000, 1000]).
+  r->set_oom_score_adj(intent.oomScoreAdj ? *intent.oomScoreAdj : asked.oom_score_adj());
   return resp;
 }
 

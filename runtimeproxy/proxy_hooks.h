@@ -14,7 +14,7 @@
 //     decided "unlimited" leaves the kubelet's value) and the unified map; and,
 //     because the proxy always overwrites them, the request's own cpuset_cpus
 //     (unless the policy decided one, "" included), cpuset_mems and oom_score_adj
-//     (the proxy takes 0 as a value);
+//     (the proxy takes 0 as a value; OOMScoreAdj's value when it decided one);
 //   * container_envs only when a hook set a variable (GPUEnvInject): then the
 //     request's envs with ours added (a non-empty map replaces every env); never
 //     annotations, labels or a cgroup parent: the policy decides none;

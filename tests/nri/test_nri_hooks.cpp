@@ -295,7 +295,7 @@ TEST_CASE("LS, skip-labelled and unknown plain pods get no adjustment", "[nri-ho
     CHECK(u->update_size() == 0);
   }
   // The skipped pod ran no hook at all.
-  CHECK(rec.entries.size() == 7 + 3 + 7 + 3);  // ls and nobody: create 7, update 3 each
+  CHECK(rec.entries.size() == 8 + 3 + 8 + 3);  // ls and nobody: create 8, update 3 each
 }
 
 TEST_CASE("an update answers one ContainerUpdate for the container with the same fields",
@@ -346,7 +346,7 @@ TEST_CASE("with policy Ignore a bad annotation drops only BatchResource; with Fa
   CHECK_FALSE(r.cpu().has_shares());
   CHECK_FALSE(r.has_memory());
   CHECK(ignore.hookErrors() == 1);
-  REQUIRE(rec.entries.size() == 7);
+  REQUIRE(rec.entries.size() == 8);
   CHECK(rec.entries[0].hook == "BatchResource");
   CHECK_FALSE(rec.entries[0].ok);
   CHECK(rec.entries[1].ok);
@@ -395,10 +395,11 @@ TEST_CASE("every hook run is timed under its name and stage", "[nri-hooks]") {
                     "PreCreateContainer/BatchResource", "PreCreateContainer/CPUSetAllocator",
                     "PreCreateContainer/Resctrl", "PreCreateContainer/CPUBurst",
                     "PreCreateContainer/MemoryQoS", "PreCreateContainer/CPUNormalization",
-                    "PreCreateContainer/GPUEnvInject", "PreRunPodSandbox/BatchResource",
-                    "PreRunPodSandbox/CPUSetAllocator", "PreRunPodSandbox/Resctrl",
-                    "PreRunPodSandbox/CPUBurst", "PreRunPodSandbox/MemoryQoS",
-                    "PreRunPodSandbox/CPUNormalization", "PreRemoveRunPodSandbox/Resctrl"});
+                    "PreCreateContainer/GPUEnvInject", "PreCreateContainer/OOMScoreAdj",
+                    "PreRunPodSandbox/BatchResource", "PreRunPodSandbox/CPUSetAllocator",
+                    "PreRunPodSandbox/Resctrl", "PreRunPodSandbox/CPUBurst",
+                    "PreRunPodSandbox/MemoryQoS", "PreRunPodSandbox/CPUNormalization",
+                    "PreRemoveRunPodSandbox/Resctrl"});
 }
 
 TEST_CASE("on cgroup v2 the adjustment carries the RDT class and the unified burst and memory",
@@ -777,6 +778,50 @@ TEST_CASE("GPUEnvInject gives a container the allocated GPUs' minors, and only t
   auto ignored = hooks.createContainer(createReq(bad, nriContainer("c2", "main", 1000, 2000, kGi)));
   REQUIRE(ignored.ok());
   CHECK(ignored->adjust().env_size() == 0);
+}
+
+TEST_CASE(
+    "OOMScoreAdj starts a container with its annotation's oom_score_adj through the "
+    "adjustment, per container from the spec annotation, and refuses a value the kernel would",
+    "[nri-hooks]") {
+  HookStateStore store;
+  auto state = stateWith({});
+  state->context.batchResource = state->context.cpusetAllocator = false;
+  state->context.cpuBurst = state->context.memoryQos = state->context.resctrl = false;
+  state->context.oomScoreAdj = true;
+  store.publish(state);
+  NriHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  const api::PodSandbox pod = nriPod("u1", "web", cgroupfsParent(KubeQos::kBurstable, "u1"), {},
+                                     {{"koordinator.sh/oom-score-adj", "-500"},
+                                      {"koordinator.sh/oom-score-adj-spec", R"({"log":900})"}});
+  auto resp = hooks.createContainer(createReq(pod, nriContainer("c1", "main", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  REQUIRE(resp->adjust().linux().has_oom_score_adj());
+  CHECK(resp->adjust().linux().oom_score_adj().value() == -500);
+  CHECK_FALSE(resp->adjust().linux().has_resources());  // nothing else was decided
+  resp = hooks.createContainer(createReq(pod, nriContainer("c2", "log", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  CHECK(resp->adjust().linux().oom_score_adj().value() == 900);
+
+  // Out of range: refused (Fail: the call fails naming the annotation; Ignore: nothing set).
+  const api::PodSandbox bad = nriPod("u2", "bad", cgroupfsParent(KubeQos::kBurstable, "u2"), {},
+                                     {{"koordinator.sh/oom-score-adj", "-1001"}});
+  NriHooks strict(store, nullptr, FailurePolicy::kFail);
+  auto failed = strict.createContainer(createReq(bad, nriContainer("c3", "main", 1000, 2000, kGi)));
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().message.find(
+            "annotation koordinator.sh/oom-score-adj: -1001 is outside [-1000, 1000]") !=
+        std::string::npos);
+  auto ignored = hooks.createContainer(createReq(bad, nriContainer("c3", "main", 1000, 2000, kGi)));
+  REQUIRE(ignored.ok());
+  CHECK_FALSE(ignored->adjust().linux().has_oom_score_adj());
+
+  // The gate off: nothing.
+  state->context.oomScoreAdj = false;
+  store.publish(state);
+  resp = hooks.createContainer(createReq(pod, nriContainer("c1", "main", 1000, 2000, kGi)));
+  REQUIRE(resp.ok());
+  CHECK_FALSE(resp->adjust().has_linux());
 }
 
 }  // namespace test_nri_nri_hooks

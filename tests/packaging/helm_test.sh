@@ -487,6 +487,13 @@ render privileged --set koordlet.privileged=true
 expect "privileged: security context" \
   "$(jp "$WORK/privileged/daemonset.yaml" "{$S.privileged} {$S.allowPrivilegeEscalation} [{$S.capabilities.add}] {$C.volumeMounts[?(@.name==\"host-sys-fs\")].mountPropagation}")" \
   "true true [] HostToContainer"
+# OOMScoreAdj on (named, or by AllAlpha): CAP_SYS_RESOURCE, which a negative
+# oom_score_adj needs; named off under AllAlpha: not.
+render oom --set featureGates=OOMScoreAdj=true
+expect "oom: capabilities" "$(jp "$WORK/oom/daemonset.yaml" "{$S.capabilities.drop} {$S.capabilities.add}")" \
+  '["ALL"] ["SYS_RESOURCE"]'
+render oomoff --set 'featureGates=AllAlpha=true\,OOMScoreAdj=false'
+expect "oomoff: capabilities" "$(jp "$WORK/oomoff/daemonset.yaml" "[{$S.capabilities.add}]")" "[]"
 # Verification on without a host CA: the service account's cluster CA.
 render verify --set koordlet.kubelet.insecureSkipTLSVerify=false
 args_of verify >"$WORK/verify/args"

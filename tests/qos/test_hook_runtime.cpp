@@ -17,7 +17,8 @@ TEST_CASE("hook stages parse by koordlet's names and carry the hooks koordlet ru
           "[hook-runtime]") {
   for (HookStage s : kAllStages) CHECK(parseHookStage(toString(s)) == s);
   CHECK_FALSE(parseHookStage("PreCreate").has_value());
-  CHECK(hooksAt(HookStage::kPreCreateContainer).size() == 7);  // GPUEnvInject: create only
+  // GPUEnvInject: create only; OOMScoreAdj: at create (ours), then the reconciler
+  CHECK(hooksAt(HookStage::kPreCreateContainer).size() == 8);
   CHECK(hooksAt(HookStage::kPreRunPodSandbox).size() == 6);
   CHECK(hooksAt(HookStage::kPreUpdateContainerResources).size() == 3);
   CHECK(hooksAt(HookStage::kPreRemoveRunPodSandbox).size() == 1);

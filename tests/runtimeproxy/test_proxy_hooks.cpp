@@ -385,4 +385,33 @@ TEST_CASE("GPUEnvInject answers the request's envs with NVIDIA_VISIBLE_DEVICES a
   CHECK(update.value->container_envs().empty());
 }
 
+TEST_CASE(
+    "OOMScoreAdj answers PreCreateContainer with the annotation's oom_score_adj and the "
+    "request's other values",
+    "[proxy-hooks]") {
+  HookStateStore store;
+  auto state = emptyState();
+  state->context.oomScoreAdj = true;
+  store.publish(state);
+  ProxyHooks hooks(store, nullptr, FailurePolicy::kIgnore);
+  auto req = containerReq("o1", "/kubepods/burstable/podo1", {},
+                          {{"koordinator.sh/oom-score-adj", "250"}});
+  req.mutable_container_resources()->set_oom_score_adj(968);  // the kubelet's, Burstable
+  req.mutable_container_resources()->set_cpuset_mems("0");
+  auto resp = hooks.container(HookStage::kPreCreateContainer, req);
+  REQUIRE(resp.ok());
+  REQUIRE(resp.value->has_container_resources());
+  CHECK(resp.value->container_resources().oom_score_adj() == 250);
+  CHECK(resp.value->container_resources().cpuset_mems() == "0");
+  CHECK(resp.value->container_resources().cpu_shares() ==
+        0);  // not decided: the proxy keeps its own
+
+  // Without the annotation the request's value goes back, as before.
+  auto plain = containerReq("o2", "/kubepods/burstable/podo2", {}, {});
+  plain.mutable_container_resources()->set_oom_score_adj(968);
+  resp = hooks.container(HookStage::kPreCreateContainer, plain);
+  REQUIRE(resp.ok());
+  CHECK_FALSE(resp.value->has_container_resources());
+}
+
 }  // namespace test_runtimeproxy_proxy_hooks

@@ -48,6 +48,13 @@ Koordinator's chart: nothing of it is added to the user's gates. */}}
 {{- default (include "koordlet.defaultFeatureGates" .) $set -}}
 {{- end -}}
 
+{{/* OOMScoreAdj on (named, or by AllAlpha unless named off): lowering a process's
+oom_score_adj needs CAP_SYS_RESOURCE. */}}
+{{- define "koordlet.oomScoreAdj" -}}
+{{- $g := include "koordlet.featureGates" . -}}
+{{- if or (contains "OOMScoreAdj=true" $g) (and (contains "AllAlpha=true" $g) (not (contains "OOMScoreAdj=false" $g))) }}true{{ else }}false{{ end -}}
+{{- end -}}
+
 {{/* The container is privileged when asked, or to mount resctrl (see values.yaml). */}}
 {{- define "koordlet.privileged" -}}
 {{- if or .Values.koordlet.privileged .Values.koordlet.resctrl.mount }}true{{ else }}false{{ end -}}
