@@ -11,7 +11,8 @@
 // token). In the order a node lives it:
 //   1. the kubelet starts on the booted node: its own QoS slices (kubepods.slice ...);
 //   2. the agent registers with NRI; the kubelet then makes a BE pod with batch resources
-//      (its container prints its cgroup at start: the agent's NRI values) and an LS pod;
+//      (its container prints its cgroup at start: the agent's NRI values; its own slice
+//      holds the sandbox's) and an LS pod;
 //   3. the agent finds both in the kubelet's own /pods and cgroup names: usage, PSI,
 //      memory QoS and burst on the LS container, suppress on the kubelet's besteffort slice;
 //   4. the kubelet's periodic QoS update (every minute, through systemd) watched for 75 s:
@@ -309,6 +310,16 @@ TEST_CASE(
   CHECK(printed == kBatchValues);
   WARN("v2-node kubelet: the BE container started with '" << printed << "' (the kubelet's "
                                                           << kKubeletBeValues << ")");
+  // The BE pod's own slice, which the kubelet's systemd driver made (its weight 1, no
+  // limit) before RunPodSandbox: the agent's sandbox values by the time the container
+  // has printed (issue 46).
+  const std::string podValues = "weight=" + knob(beDir, "cpu.weight") +
+                                " max=" + knob(beDir, "cpu.max") +
+                                " memory=" + knob(beDir, "memory.max");
+  INFO("the BE pod's own slice: " << podValues);
+  CHECK(knob(beDir, "memory.max") == "67108864");
+  CHECK(knob(beDir, "cpu.weight") != "1");
+  WARN("v2-node kubelet: the BE pod's own slice at its container's start: " << podValues);
 
   // 3. The kubelet's pods and cgroups, as the agent sees them.
   why = waitFor(kLimit, [&]() -> std::string {
@@ -343,6 +354,7 @@ TEST_CASE(
   struct Watched {
     std::string dir, file;
     bool reset(const std::string& v) const {
+      if (file == "memory.max") return v != "67108864";
       return file == "cpu.max" ? v.rfind("max", 0) == 0 : v != kBatchWeight;
     }
     int resets = 0;
@@ -350,7 +362,8 @@ TEST_CASE(
     bool down = false;
     Clock::time_point since{};
   };
-  std::vector<Watched> watched = {{beSlice, "cpu.max"}, {beContainer, "cpu.weight"}};
+  std::vector<Watched> watched = {
+      {beSlice, "cpu.max"}, {beContainer, "cpu.weight"}, {beDir, "memory.max"}};
   const auto end = Clock::now() + 75s;
   while (Clock::now() < end) {
     for (auto& w : watched) {
