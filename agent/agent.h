@@ -335,6 +335,9 @@ class Agent {
   // A sync the wake-up asked for is in flight: the list it brings runs a QoS round at
   // once, not at the next collect tick (up to --collect-res-used-interval later).
   bool wokenSync_ = false;
+  // The NRI connection (its connects count) for which OOMScoreAdj's "this runtime
+  // ignores oom_score_adj" was said.
+  uint64_t nriOomSaidFor_ = 0;
   std::set<std::string> polledPodDirs_;  // polling: the pod dirs last seen
   uint64_t podDirEvents_ = 0, podWakeUps_ = 0, watchRebuilds_ = 0;
   std::string watchFallback_;  // why polling ("" with inotify)

@@ -135,6 +135,18 @@ void Agent::recordNri() {
   nri::NriStatus st = nri_->status();
   exporter_.recordNri(true, nri::toString(st.state), st.attempts, st.connects, st.disconnects);
   exporter_.recordNriLimitCloses(st.writeQueueOverflows, st.syncRefusals, st.protocolCloses);
+  // OOMScoreAdj's adjustment needs NRI v0.7+ (containerd 1.7.26+, 2.x); an older runtime
+  // drops the field without a word. Said once per such connection.
+  if (st.state == nri::NriState::kConnected && opts_.featureGates.enabled("OOMScoreAdj")) {
+    const bool ignores = st.requestTimeoutMs == 0;
+    if (ignores && nriOomSaidFor_ != st.connects) {
+      KLOG_WARNING << "OOMScoreAdj: " << st.runtimeName << " " << st.runtimeVersion
+                   << " speaks NRI before v0.7, which ignores oom_score_adj in an adjustment: "
+                      "a container starts with the kubelet's value and the reconciler sets "
+                      "its processes after the kubelet lists it";
+      nriOomSaidFor_ = st.connects;
+    }
+  }
 }
 
 std::string Agent::nriSummary() const {

@@ -223,6 +223,7 @@ struct NriClient::Impl {
     st.runtimeName = session->runtimeName();
     st.runtimeVersion = session->runtimeVersion();
     st.runtimeNriVersion = session->runtimeNriVersion();
+    st.requestTimeoutMs = session->requestTimeoutMs();
     st.events = session->subscribedEvents();
     streakLogged = false;
     lastLoggedFailure.clear();

@@ -78,6 +78,9 @@ struct NriStatus {
   std::string runtimeName;
   std::string runtimeVersion;
   std::string runtimeNriVersion;  // Configure's NRI_version; "" before NRI v0.12
+  // Configure's request_timeout in ms; 0: the runtime's NRI is older than v0.7, and
+  // it ignores the adjustment fields added since (oom_score_adj among them).
+  int64_t requestTimeoutMs = 0;
   int32_t events = 0;
   // Lifecycle events received, all sessions: by NRI v0.12's per-event methods, or
   // by StateChange (older runtimes; newer ones warn of it as deprecated).

@@ -171,25 +171,26 @@ inline std::vector<std::string> agentFlags(const TempTree& tmp, uint16_t kubelet
                 apiUrl +
                 "\ncontexts:\n- name: n\n  context: {cluster: c, user: u}\n"
                 "users:\n- name: u\n  user:\n    token: t\n");
-  return {"--addr=127.0.0.1:0",
-          "--kubeconfig=" + tmp.path("kubeconfig"),
-          "--kubelet-addr=127.0.0.1",
-          "--kubelet-read-only-port=" + std::to_string(kubeletPort),
-          "--kubelet-insecure-tls=true",
-          "--kubelet-sync-interval=1s",
-          "--collect-res-used-interval=1s",
-          "--reconcile-interval-seconds=1",
-          "--runtime-hooks-reconcile-interval=1s",
-          "--cpu-suppress-interval-seconds=1",
-          "--resource-verify-seconds=2",
-          "--psi-collector-interval=1s",
-          "--runtime-hooks-nri-backoff-duration=200ms",
-          "--feature-gates=BEMemoryEvict=true,PSICollector=true,CgroupReconcile=true",
-          "--sys-root-dir=/sys/",
-          "--proc-root-dir=/proc/",
-          "--var-run-root-dir=/var/run/",
-          "--audit-log-dir=" + tmp.path("audit"),
-          "--v=4"};
+  return {
+      "--addr=127.0.0.1:0",
+      "--kubeconfig=" + tmp.path("kubeconfig"),
+      "--kubelet-addr=127.0.0.1",
+      "--kubelet-read-only-port=" + std::to_string(kubeletPort),
+      "--kubelet-insecure-tls=true",
+      "--kubelet-sync-interval=1s",
+      "--collect-res-used-interval=1s",
+      "--reconcile-interval-seconds=1",
+      "--runtime-hooks-reconcile-interval=1s",
+      "--cpu-suppress-interval-seconds=1",
+      "--resource-verify-seconds=2",
+      "--psi-collector-interval=1s",
+      "--runtime-hooks-nri-backoff-duration=200ms",
+      "--feature-gates=BEMemoryEvict=true,PSICollector=true,CgroupReconcile=true,OOMScoreAdj=true",
+      "--sys-root-dir=/sys/",
+      "--proc-root-dir=/proc/",
+      "--var-run-root-dir=/var/run/",
+      "--audit-log-dir=" + tmp.path("audit"),
+      "--v=4"};
 }
 
 }  // namespace koord::test::node

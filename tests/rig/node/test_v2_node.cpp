@@ -136,7 +136,9 @@ json podJson(const CriPod& p) {
 
 // The sandbox and one container, as the kubelet with `driver` asks for them.
 CriPod runPod(CriClient& cri, const Driver& driver, const TempTree& tmp, const std::string& name,
-              const std::string& uid, const std::string& qos) {
+              const std::string& uid, const std::string& qos,
+              const std::map<std::string, std::string>& extraAnnotations = {},
+              const std::vector<std::string>& command = kShowCgroup) {
   CriPod p;
   p.driver = &driver;
   p.name = name;
@@ -145,9 +147,10 @@ CriPod runPod(CriClient& cri, const Driver& driver, const TempTree& tmp, const s
   const std::string logDir = tmp.path("pods/default_" + name + "_" + uid);
   std::filesystem::create_directories(logDir);
   const bool be = qos == "besteffort";
-  p.sandbox = koord::test::kubeletSandbox(
-      name, "default", uid, driver.cgroupParent(qos, uid), logDir, be ? kBeLabels : kLsLabels,
-      be ? kBeAnnotations : std::map<std::string, std::string>{});
+  auto annotations = be ? kBeAnnotations : std::map<std::string, std::string>{};
+  annotations.insert(extraAnnotations.begin(), extraAnnotations.end());
+  p.sandbox = koord::test::kubeletSandbox(name, "default", uid, driver.cgroupParent(qos, uid),
+                                          logDir, be ? kBeLabels : kLsLabels, annotations);
   p.sandboxId = cri.runPodSandbox(p.sandbox, driver.handler);
   runtime::v1::LinuxContainerResources r;
   r.set_cpu_period(100000);
@@ -161,7 +164,7 @@ CriPod runPod(CriClient& cri, const Driver& driver, const TempTree& tmp, const s
     r.set_oom_score_adj(968);
   }
   p.containerId = cri.createContainer(
-      p.sandboxId, koord::test::kubeletContainer("stress", kImage, kShowCgroup, p.sandbox, r),
+      p.sandboxId, koord::test::kubeletContainer("stress", kImage, command, p.sandbox, r),
       p.sandbox);
   cri.startContainer(p.containerId);
   p.logPath = logDir + "/stress/0.log";
@@ -360,8 +363,12 @@ void nodeScene(const Driver& d) {
   //     so only the agent's answer to the sandbox's NRI event can have put them there.
   CriPod sandboxPod;
   try {
-    sandboxPod =
-        runPod(cri, d, tmp, "be-sandbox", "9c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f", "besteffort");
+    // Its container prints its own oom_score_adj: OOMScoreAdj's annotation through the
+    // adjustment, which containerd 2.x (NRI v0.8) applies (the kubelet asked 1000).
+    sandboxPod = runPod(
+        cri, d, tmp, "be-sandbox", "9c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f", "besteffort",
+        {{"koordinator.sh/oom-score-adj", "700"}},
+        {"/bin/sh", "-c", "echo oom=$(cat /proc/self/oom_score_adj); exec sleep 2147483647"});
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -373,6 +380,7 @@ void nodeScene(const Driver& d) {
   CHECK(knob(sandboxPod.dir(), "cpu.weight") != "1");
   WARN("v2-node " << d.name
                   << ": a BE pod's own cgroup at its first StartContainer's return: " << podValues);
+  CHECK(waitPrinted(sandboxPod) == "oom=700");
 
   // 3. The LS pod; the kubelet now lists every container.
   try {
