@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_runtime.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/batch_pod.h"
 #include "tests/support/cgroup_v1_tree.h"
@@ -136,27 +137,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nri_create_latency: rounds and per-episode must be at least 1\n");
     return 2;
   }
-  const bool system = runtimeRoot == "system";
-  if (!system) {
-    for (const std::string& why : {CgroupV1Tree::unavailableReason(),
-                                   ContainerdNode::unavailableReason(runtimeRoot, runc)}) {
-      if (why.empty()) continue;
-      std::fprintf(stderr, "nri_create_latency: %s\n", why.c_str());
-      return 77;
-    }
+  if (std::string why = koord::bench::benchRuntimeUnavailable(runtimeRoot, runc); !why.empty()) {
+    std::fprintf(stderr, "nri_create_latency: %s\n", why.c_str());
+    return 77;
   }
 
   TempTree tmp;
-  std::unique_ptr<CgroupV1Tree> tree;
-  std::unique_ptr<ContainerdNode> node;
-  if (!system) {
-    tree = std::make_unique<CgroupV1Tree>("nri-bench", tmp.path("cgroup"));
-    tree->mkdirs("kubepods/besteffort");
-    node = std::make_unique<ContainerdNode>(
-        ContainerdNode::Options{runtimeRoot, runc, image, tmp.path("containerd"), tree.get()});
-  }
-  const std::string criSocket = node ? node->criSocket() : "/run/containerd/containerd.sock";
-  const std::string nriSocket = node ? node->nriSocket() : "/var/run/nri/nri.sock";
+  koord::bench::BenchRuntime rt =
+      koord::bench::startBenchRuntime("nri-bench", tmp, runtimeRoot, runc, image);
+  const ContainerdNode* node = rt.node.get();
+  const std::string criSocket = rt.criSocket();
+  const std::string nriSocket = rt.nriSocket();
   CriClient cri(criSocket, std::chrono::seconds(120));
   const auto v = cri.version();
   const std::string runtime = v.runtime_name() + " " + v.runtime_version() +
@@ -169,16 +160,16 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(logDir);
   std::string sliceUid = kPodUid;  // the kubelet's systemd driver writes '-' as '_'
   std::replace(sliceUid.begin(), sliceUid.end(), '-', '_');
-  const auto sandbox =
-      koord::test::kubeletSandbox("be-bench", "default", kPodUid,
-                                  node ? "/" + tree->prefix() + "/kubepods/besteffort/pod" + kPodUid
-                                       : "kubepods-besteffort-pod" + sliceUid + ".slice",
-                                  logDir, kBeLabels, kBeAnnotations);
+  const auto sandbox = koord::test::kubeletSandbox(
+      "be-bench", "default", kPodUid,
+      node ? "/" + rt.tree->prefix() + "/kubepods/besteffort/pod" + kPodUid
+           : "kubepods-besteffort-pod" + sliceUid + ".slice",
+      logDir, kBeLabels, kBeAnnotations);
   std::string podId;
   try {
     podId = cri.runPodSandbox(sandbox);
   } catch (const std::exception& e) {
-    die(e.what(), node.get(), nullptr);
+    die(e.what(), node, nullptr);
   }
   runtime::v1::LinuxContainerResources kubeletResources;  // a BestEffort container's
   kubeletResources.set_cpu_period(100000);
@@ -187,15 +178,7 @@ int main(int argc, char** argv) {
   const auto container = koord::test::kubeletContainer("stress", ContainerdNode::kImage,
                                                        {"/bin/sh", "-c", "exec sleep 2147483647"},
                                                        sandbox, kubeletResources);
-  // Where the agent finds the cgroups and the runtime.
-  std::vector<std::string> where = {"--proc-root-dir=/proc/"};
-  if (node) {
-    where.insert(where.end(), {"--cgroup-root-dir=" + tree->linkDir(),
-                               "--var-run-root-dir=" + tmp.path("containerd"),
-                               "--runtime-hooks-nri-socket-path=nri/nri.sock"});
-  } else {  // the node's v2 root (libcgroup finds it), NRI at its default socket
-    where.insert(where.end(), {"--sys-root-dir=/sys/", "--var-run-root-dir=/var/run/"});
-  }
+  const std::vector<std::string> where = rt.agentFlags(tmp);
 
   std::vector<Mode> modes = {Mode::kNone};
   if (goPlugin != "-") modes.push_back(Mode::kGo);
@@ -217,11 +200,11 @@ int main(int argc, char** argv) {
                                      "updatecontainer"},
             log, "bench-node");
         std::string why = koord::test::waitFor(kLimit, [&]() -> std::string {
-          if (!plugin->running()) die("the Go plugin exited", node.get(), plugin.get());
+          if (!plugin->running()) die("the Go plugin exited", node, plugin.get());
           return plugin->log().find("Synchronized state") != std::string::npos ? ""
                                                                                : "not synchronized";
         });
-        if (!why.empty()) die("the Go plugin never registered", node.get(), plugin.get());
+        if (!why.empty()) die("the Go plugin never registered", node, plugin.get());
       } else if (m == Mode::kAgent) {
         std::vector<std::string> flags = {
             "--addr=127.0.0.1:0",
@@ -240,13 +223,13 @@ int main(int argc, char** argv) {
         flags.insert(flags.end(), where.begin(), where.end());
         plugin = std::make_unique<AgentProcess>(koordlet, flags, log, "bench-node");
         const auto port = plugin->waitForServingPort(kLimit);
-        if (!port) die("the agent did not start serving", node.get(), plugin.get());
+        if (!port) die("the agent did not start serving", node, plugin.get());
         std::string why = koord::test::waitFor(kLimit, [&]() -> std::string {
           auto reply = koord::test::httpGet(*port, "/readyz");
           const std::string body = reply ? reply->body : "no reply";
           return body.find("nri: connected to containerd") != std::string::npos ? "" : body;
         });
-        if (!why.empty()) die("the agent never registered: " + why, node.get(), plugin.get());
+        if (!why.empty()) die("the agent never registered: " + why, node, plugin.get());
       }
       std::this_thread::sleep_for(1s);
       std::vector<double> thisRound;
@@ -256,7 +239,7 @@ int main(int argc, char** argv) {
         try {
           id = cri.createContainer(podId, container, sandbox);
         } catch (const std::exception& e) {
-          die(std::string(name(m)) + ": " + e.what(), node.get(), plugin.get());
+          die(std::string(name(m)) + ": " + e.what(), node, plugin.get());
         }
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
@@ -271,8 +254,7 @@ int main(int argc, char** argv) {
       }
       roundMedians[m].push_back(percentile(thisRound, 0.5));
       if (plugin) {
-        if (!plugin->terminate(20s))
-          die(std::string(name(m)) + " did not stop", node.get(), nullptr);
+        if (!plugin->terminate(20s)) die(std::string(name(m)) + " did not stop", node, nullptr);
         std::this_thread::sleep_for(500ms);  // containerd sees the connection go
       }
     }

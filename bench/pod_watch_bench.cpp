@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/inotify_refusal.h"
 #include "bench/proc_stats.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/batch_pod.h"
@@ -43,14 +44,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr auto kLimit = 60s;
-const char* const kSysctl = "/proc/sys/fs/inotify/max_user_instances";
-std::string gSysctlOld;  // the host's limit while a run has it at 0, to put back
-
-void restoreSysctl() {
-  if (gSysctlOld.empty()) return;
-  std::ofstream(kSysctl) << gSysctlOld;
-  gSysctlOld.clear();
-}
+koord::bench::InotifyRefusal gInotify;  // restored before any exit
 
 std::string watchUid(int i) {
   char buf[64];
@@ -128,7 +122,7 @@ struct Agent {
     if (!why.empty()) die(why);
   }
   [[noreturn]] void die(const std::string& what) const {
-    restoreSysctl();
+    gInotify.restore();
     const std::string l = process->log();
     std::fprintf(stderr, "pod_watch_bench: %s\n--- agent log (tail) ---\n%s\n", what.c_str(),
                  l.substr(l.size() > 6000 ? l.size() - 6000 : 0).c_str());
@@ -224,8 +218,7 @@ int main(int argc, char** argv) {
               idleSeconds);
   for (size_t r = 0; r < runs.size(); ++r) {
     if (runs[r].refuseInotify) {
-      std::ifstream(kSysctl) >> gSysctlOld;
-      std::ofstream(kSysctl) << "0";
+      gInotify.refuse();
     }
     std::optional<Agent> agent;
     agent.emplace(runs[r].bin, tree, kubelet, tmp, "idle-" + std::to_string(r));
@@ -234,7 +227,7 @@ int main(int argc, char** argv) {
         return agent->process->log().find("inotify refused") != std::string::npos ? "" : "not said";
       });
       if (!why.empty()) agent->die("the agent never said inotify was refused");
-      restoreSysctl();  // the host's limit back at once
+      gInotify.restore();  // the host's limit back at once
     }
     std::this_thread::sleep_for(15s);  // every pod's values written, the first rounds done
     const json c0 = agent->config();

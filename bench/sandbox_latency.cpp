@@ -40,6 +40,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_runtime.h"
+#include "bench/inotify_refusal.h"
 #include "tests/support/agent_process.h"
 #include "tests/support/batch_pod.h"
 #include "tests/support/cgroup_v1_tree.h"
@@ -159,14 +161,7 @@ struct Scene {
   bool refuseInotify = false;  // fs.inotify.max_user_instances 0 while the agent starts
 };
 
-const char* const kSysctl = "/proc/sys/fs/inotify/max_user_instances";
-std::string gSysctlOld;  // the host's limit while a scene has it at 0, to put back
-
-void restoreSysctl() {
-  if (gSysctlOld.empty()) return;
-  std::ofstream(kSysctl) << gSysctlOld;
-  gSysctlOld.clear();
-}
+koord::bench::InotifyRefusal gInotify;  // restored before any exit
 
 struct Figures {
   std::vector<double> fromCall, fromReturn, callMs;
@@ -194,27 +189,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sandbox_latency: pods must be at least 1, gap-ms not negative\n");
     return 2;
   }
-  const bool system = runtimeRoot == "system";
-  if (!system) {
-    for (const std::string& why : {CgroupV1Tree::unavailableReason(),
-                                   ContainerdNode::unavailableReason(runtimeRoot, runc)}) {
-      if (why.empty()) continue;
-      std::fprintf(stderr, "sandbox_latency: %s\n", why.c_str());
-      return 77;
-    }
+  if (std::string why = koord::bench::benchRuntimeUnavailable(runtimeRoot, runc); !why.empty()) {
+    std::fprintf(stderr, "sandbox_latency: %s\n", why.c_str());
+    return 77;
   }
   TempTree tmp;
-  std::unique_ptr<CgroupV1Tree> tree;
-  std::unique_ptr<ContainerdNode> node;
-  if (!system) {
-    tree = std::make_unique<CgroupV1Tree>("sandbox-bench", tmp.path("cgroup"));
-    tree->mkdirs("kubepods/besteffort");
-    tree->mkdirs("kubepods/burstable");
-    node = std::make_unique<ContainerdNode>(
-        ContainerdNode::Options{runtimeRoot, runc, image, tmp.path("containerd"), tree.get()});
-  }
-  const Place place{tree.get()};
-  CriClient cri(node ? node->criSocket() : "/run/containerd/containerd.sock", 120s);
+  koord::bench::BenchRuntime rt =
+      koord::bench::startBenchRuntime("sandbox-bench", tmp, runtimeRoot, runc, image);
+  CgroupV1Tree* tree = rt.tree.get();
+  const ContainerdNode* node = rt.node.get();
+  const Place place{tree};
+  CriClient cri(rt.criSocket(), 120s);
   const auto v = cri.version();
   const std::string runtime = v.runtime_name() + " " + v.runtime_version() +
                               (node ? "; " + node->version() : " (the node's)");
@@ -248,21 +233,16 @@ int main(int argc, char** argv) {
         "--enable-runtime-hook-server=false",
         "--audit-log-dir=" + tmp.path("audit-" + std::to_string(s)),
         std::string("--enable-nri-runtime-hook=") + (scene.nri ? "true" : "false")};
-    if (node) {
-      flags.insert(flags.end(), {"--cgroup-root-dir=" + tree->linkDir(),
-                                 "--var-run-root-dir=" + tmp.path("containerd"),
-                                 "--runtime-hooks-nri-socket-path=nri/nri.sock"});
-    } else {
-      flags.insert(flags.end(), {"--sys-root-dir=/sys/", "--var-run-root-dir=/var/run/"});
+    for (const std::string& f : rt.agentFlags(tmp)) {
+      if (f != "--proc-root-dir=/proc/") flags.push_back(f);
     }
     if (scene.refuseInotify) {
-      std::ifstream(kSysctl) >> gSysctlOld;
-      std::ofstream(kSysctl) << "0";
+      gInotify.refuse();
     }
     AgentProcess agent(scene.binary, flags, tmp.path("agent-" + std::to_string(s) + ".log"),
                        "bench-node");
     auto die = [&](const std::string& what) {
-      restoreSysctl();
+      gInotify.restore();
       std::fprintf(stderr, "sandbox_latency: %s: %s\n--- agent log (tail) ---\n%s\n",
                    scene.name.c_str(), what.c_str(),
                    [&] {
@@ -287,7 +267,7 @@ int main(int argc, char** argv) {
         return agent.log().find("inotify refused") != std::string::npos ? "" : "not said";
       });
       if (!why.empty()) die("the agent never said inotify was refused");
-      restoreSysctl();  // the host's limit back at once
+      gInotify.restore();  // the host's limit back at once
     }
     std::this_thread::sleep_for(3s);  // two pod rounds, as the QoS loop waits for
 
