@@ -449,6 +449,12 @@ void Agent::cachePods(const PodsSample& s) {
     const std::string& uid = pu.pod->uid;
     put(MetricKind::kPodCpuCores, uid, pu.usage.cpuCores);
     put(MetricKind::kPodMemoryBytes, uid, memory(pu.usage));
+    // Kept only while the NodeMetric reports memory with page cache (a series a pod
+    // costs the cache otherwise for nothing).
+    if (podPageCacheWanted_ && pu.usage.memoryWithPageCacheBytes) {
+      cache_.append(MetricKind::kPodMemoryWithPageCacheBytes, uid, "", s.at,
+                    static_cast<double>(*pu.usage.memoryWithPageCacheBytes));
+    }
     put(MetricKind::kPodCpuThrottledRatio, uid, pu.usage.throttledRatio);
     putPsi(MetricKind::kPodPsi, uid, pu.usage.pressure);
     for (const ContainerUsage& cu : pu.containers) {

@@ -338,6 +338,9 @@ class Agent {
   // The NRI connection (its connects count) for which OOMScoreAdj's "this runtime
   // ignores oom_score_adj" was said.
   uint64_t nriOomSaidFor_ = 0;
+  // The NodeMetric's nodeMemoryCollectPolicy is usageWithPageCache: the pods' memory
+  // with page cache goes to the metric cache too.
+  bool podPageCacheWanted_ = false;
   std::set<std::string> polledPodDirs_;  // polling: the pod dirs last seen
   uint64_t podDirEvents_ = 0, podWakeUps_ = 0, watchRebuilds_ = 0;
   std::string watchFallback_;  // why polling ("" with inotify)

@@ -28,13 +28,17 @@ Status Agent::startCluster() {
         [this](const nlohmann::json& nodeMetric) -> Result<nlohmann::json> {
           auto spec = parseNodeMetricSpec(nodeMetric);
           if (!spec.ok()) return spec.error();
+          podPageCacheWanted_ = spec->memoryPolicy == NodeMemoryPolicy::kWithPageCache;
           return buildNodeMetricStatus(
               cache_, informer_.pods(), *spec, clock_->now(), clock_->wallNow(),
               [this](const std::vector<const Pod*>& reported) { return prodReclaimable(reported); },
               hostAppInfos(), nodeMetricGpus());
         },
-        [](const nlohmann::json& nodeMetric) {
+        [this](const nlohmann::json& nodeMetric) {
           auto spec = parseNodeMetricSpec(nodeMetric);
+          // Known before the first report, so its window has the pods' page cache.
+          if (spec.ok())
+            podPageCacheWanted_ = spec->memoryPolicy == NodeMemoryPolicy::kWithPageCache;
           return spec.ok() ? spec->reportInterval
                            : std::chrono::seconds(kDefaultReportIntervalSeconds);
         });

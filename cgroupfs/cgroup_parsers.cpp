@@ -153,7 +153,7 @@ Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_
 }
 
 Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> keys,
-                     std::span<std::optional<uint64_t>> values) {
+                     std::span<std::optional<uint64_t>> values, size_t required) {
   const size_t wanted = std::min(keys.size(), values.size());
   for (auto& v : values) v.reset();
   if (text.empty()) return makeError(kEmptyFlatKeyed);
@@ -178,7 +178,7 @@ Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> ke
     if (values[i]) return makeError(cat("key ", quote(key), ": appears twice"));
     values[i] = number;
   }
-  for (size_t i = 0; i < wanted; ++i) {
+  for (size_t i = 0; i < std::min(wanted, required); ++i) {
     if (!values[i]) return makeError(cat("key ", quote(keys[i]), ": missing"));
   }
   return Ok{};

@@ -32,9 +32,10 @@ Result<std::map<std::string, uint64_t, std::less<>>> parseFlatKeyed(std::string_
 // keys[i] without allocating. The lines of wanted keys are validated as
 // parseFlatKeyed does; other lines are skipped unread, except that a blank line and
 // a last line without '\n' (a truncated read) are errors whatever the key. A wanted
-// key that is missing or appears twice is an error naming it.
+// key that appears twice is an error naming it; so is one missing among the first
+// `required` keys (all of them by default); a later one missing stays nullopt.
 Status pickFlatKeyed(std::string_view text, std::span<const std::string_view> keys,
-                     std::span<std::optional<uint64_t>> values);
+                     std::span<std::optional<uint64_t>> values, size_t required = SIZE_MAX);
 
 // v2 cpu.max: "max 100000" or "50000 100000". quota nullopt = unlimited.
 // A lone quota ("50000") keeps the default period. A zero period is an error:

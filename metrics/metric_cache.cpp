@@ -88,6 +88,7 @@ bool isNodeLevel(MetricKind kind) {
     case MetricKind::kHostAppCpuCores:
     case MetricKind::kHostAppMemoryBytes:
     case MetricKind::kHostAppMemoryWithPageCacheBytes:
+    case MetricKind::kPodMemoryWithPageCacheBytes:
       return false;
   }
   return false;

@@ -64,6 +64,9 @@ enum class MetricKind : uint8_t {
   kHostAppCpuCores,
   kHostAppMemoryBytes,               // memory.stat anon + unevictable
   kHostAppMemoryWithPageCacheBytes,  // memory.usage_in_bytes / memory.current
+  // A pod's memory with page cache (memory.stat anon + unevictable + active_file +
+  // inactive_file), kept only while the NodeMetric asks for usageWithPageCache.
+  kPodMemoryWithPageCacheBytes,
 };
 
 bool isNodeLevel(MetricKind kind);

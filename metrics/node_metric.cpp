@@ -288,9 +288,12 @@ json aggregatedUsages(const MetricCache& cache, SeriesPair kinds,
   return list;
 }
 
-json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::Monotonic from,
-                Clock::Monotonic now, std::vector<const Pod*>& reported,
+json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, NodeMemoryPolicy policy,
+                Clock::Monotonic from, Clock::Monotonic now, std::vector<const Pod*>& reported,
                 const std::vector<NodeMetricGpu>& gpus) {
+  const MetricKind memory = policy == NodeMemoryPolicy::kWithPageCache
+                                ? MetricKind::kPodMemoryWithPageCacheBytes
+                                : MetricKind::kPodMemoryBytes;
   std::vector<const Pod*> order;
   order.reserve(pods.size());
   for (const Pod& pod : pods) order.push_back(&pod);
@@ -300,8 +303,7 @@ json podsMetric(const MetricCache& cache, const std::vector<Pod>& pods, Clock::M
 
   json list = json::array();
   for (const Pod* pod : order) {
-    json usage = averageUsage(cache, pod->uid,
-                              {MetricKind::kPodCpuCores, MetricKind::kPodMemoryBytes}, from, now);
+    json usage = averageUsage(cache, pod->uid, {MetricKind::kPodCpuCores, memory}, from, now);
     if (usage.empty()) continue;  // no samples in the window: skipped, as koordlet
     if (json devices = gpuDevices(cache, gpus, pod->uid, MetricKind::kPodGpuCore,
                                   MetricKind::kPodGpuMemoryBytes, from, now);
@@ -374,7 +376,7 @@ json buildNodeMetricStatus(const MetricCache& cache, const std::vector<Pod>& pod
   status["updateTime"] = rfc3339(wallNow);
   status["nodeMetric"] = std::move(nodeMetric);
   std::vector<const Pod*> reported;
-  status["podsMetric"] = podsMetric(cache, pods, from, now, reported, gpus);
+  status["podsMetric"] = podsMetric(cache, pods, spec.memoryPolicy, from, now, reported, gpus);
   if (json apps = hostAppsMetric(cache, hostApps, spec.memoryPolicy, from, now); !apps.empty()) {
     status["hostApplicationMetric"] = std::move(apps);
   }

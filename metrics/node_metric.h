@@ -51,8 +51,10 @@
 //  * podsMetric: every pod given (the kubelet's list, as koordlet's GetAllPods)
 //    whose CPU and memory series both have a point in the aggregate window; a pod
 //    without one is left out (koordlet skips a pod whose query fails). Pod memory
-//    is always without page cache (the only pod memory we collect; koordlet would
-//    use its page-cache series under usageWithPageCache). Sorted by namespace, name
+//    by the policy, as koordlet's: usageWithPageCache -> memory.stat anon +
+//    unevictable + active_file + inactive_file (kPodMemoryWithPageCacheBytes, which
+//    the agent keeps only while the policy asks for it), otherwise without page
+//    cache (hot page cache: see above). Sorted by namespace, name
 //    (then uid). priority is the class with koordinator's default from the QoS
 //    (SYSTEM/LSE/LSR/LS -> koord-prod, BE -> koord-batch); qos is the label with
 //    the kube-QoS default. Both omitted when "" (PriorityNone is "", as in

@@ -127,7 +127,7 @@ CgroupRead PodCollector::readParsed(Cgroup& cg, Slot slot, Parse parse, T& out,
 // readParsed for flat-keyed files, keeping only `keys` (see pickFlatKeyed).
 CgroupRead PodCollector::readPicked(Cgroup& cg, Slot slot, std::span<const std::string_view> keys,
                                     std::span<std::optional<uint64_t>> values,
-                                    std::vector<Error>& errors) {
+                                    std::vector<Error>& errors, size_t required) {
   PinnedFile& f = file(cg, slot);
   auto text = f.read(buf_);
   if (!text) {
@@ -135,7 +135,7 @@ CgroupRead PodCollector::readPicked(Cgroup& cg, Slot slot, std::span<const std::
     errors.push_back(text.error());
     return CgroupRead::kFailed;
   }
-  if (Status st = pickFlatKeyed(*text, keys, values); !st) {
+  if (Status st = pickFlatKeyed(*text, keys, values, required); !st) {
     errors.push_back(inFile(f.path(), st.error()));
     return CgroupRead::kFailed;
   }
@@ -199,16 +199,23 @@ bool PodCollector::readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out,
   const bool v1 = layout_.version() == CgroupVersion::kV1;
   if (readCpu(cg, out, errors, v1 ? nullptr : &out) == CgroupRead::kVanished) return false;
 
-  // Memory without page cache.
+  // Memory without page cache, and with it (the file pages added).
   {
     static constexpr std::string_view kV1[] = {"total_inactive_anon", "total_active_anon",
-                                               "total_unevictable"};
-    static constexpr std::string_view kV2[] = {"inactive_anon", "active_anon", "unevictable"};
-    std::array<std::optional<uint64_t>, 3> v;
+                                               "total_unevictable", "total_active_file",
+                                               "total_inactive_file"};
+    static constexpr std::string_view kV2[] = {"inactive_anon", "active_anon", "unevictable",
+                                               "active_file", "inactive_file"};
+    std::array<std::optional<uint64_t>, 5> v;
+    // The file keys are every kernel's; optional all the same, so a memory.stat
+    // without them still gives the memory that matters most.
     CgroupRead st =
-        readPicked(cg, kMemoryStat, v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors);
+        readPicked(cg, kMemoryStat, v1 ? std::span(kV1) : std::span(kV2), std::span(v), errors, 3);
     if (st == CgroupRead::kVanished) return false;
-    if (st == CgroupRead::kOk) out.memoryBytes = *v[0] + *v[1] + *v[2];
+    if (st == CgroupRead::kOk) {
+      out.memoryBytes = *v[0] + *v[1] + *v[2];
+      if (v[3] && v[4]) out.memoryWithPageCacheBytes = *out.memoryBytes + *v[3] + *v[4];
+    }
   }
 
   // Throttling ratio (v2 read it with the usage above, from the same cpu.stat).

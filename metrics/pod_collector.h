@@ -5,6 +5,7 @@
 //    usage_usec) over the injected clock's elapsed time;
 //  - memory without page cache: v1 total_inactive_anon + total_active_anon +
 //    total_unevictable, v2 inactive_anon + active_anon + unevictable (memory.stat);
+//    with page cache, those and (total_)active_file + (total_)inactive_file;
 //  - throttled ratio Δnr_throttled / Δnr_periods (cpu.stat);
 //  - the BE aggregate (usage of the besteffort QoS dir, Σ batch-cpu requests of BE
 //    pods, real limit = min(smallest BE cpuset, besteffort quota)), in milli-cores;
@@ -35,6 +36,9 @@ namespace koord {
 struct CgroupUsage {
   std::optional<double> cpuCores;
   std::optional<uint64_t> memoryBytes;
+  // With page cache: the same plus active_file and inactive_file (NodeMetric's
+  // usageWithPageCache), from the same memory.stat read.
+  std::optional<uint64_t> memoryWithPageCacheBytes;
   std::optional<double> throttledRatio;
   std::array<std::optional<Pressure>, 3> pressure;  // by PsiResource
 };
@@ -165,8 +169,10 @@ class PodCollector {
   bool readCgroup(Cgroup& cg, bool withPsi, CgroupUsage& out, std::vector<Error>& errors);
   template <typename T, typename Parse>
   CgroupRead readParsed(Cgroup& cg, Slot slot, Parse parse, T& out, std::vector<Error>& errors);
+  // pickFlatKeyed's rule: keys after the first `required` may be missing.
   CgroupRead readPicked(Cgroup& cg, Slot slot, std::span<const std::string_view> keys,
-                        std::span<std::optional<uint64_t>> values, std::vector<Error>& errors);
+                        std::span<std::optional<uint64_t>> values, std::vector<Error>& errors,
+                        size_t required = SIZE_MAX);
   void detectPsi();
   void collectBe(const std::vector<Pod>& pods, Outcome& out);
   void prune();

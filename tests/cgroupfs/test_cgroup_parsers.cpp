@@ -287,6 +287,23 @@ TEST_CASE("pickFlatKeyed checks the lines it keeps and skips the others unread")
   CHECK(picked("anon 1\n\nfile 2\n", {"anon"}) == "line 2: no key (blank line)");
 }
 
+TEST_CASE("pickFlatKeyed lets the keys after the required ones be missing, and only those") {
+  std::vector<std::string_view> keys = {"anon", "file", "active_file"};
+  std::vector<std::optional<uint64_t>> values(keys.size());
+  REQUIRE(pickFlatKeyed("anon 1\nfile 2\n", keys, values, 2).ok());
+  CHECK(values[0] == 1u);
+  CHECK(values[1] == 2u);
+  CHECK_FALSE(values[2].has_value());
+  Status st = pickFlatKeyed("anon 1\nactive_file 3\n", keys, values, 2);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message == "key \"file\": missing");
+  REQUIRE(pickFlatKeyed("anon 1\nfile 2\nactive_file 3\n", keys, values, 2).ok());
+  CHECK(values[2] == 3u);
+  // Twice is an error whether required or not.
+  CHECK_FALSE(
+      pickFlatKeyed("anon 1\nfile 2\nactive_file 3\nactive_file 3\n", keys, values, 2).ok());
+}
+
 TEST_CASE("pickFlatKeyed never passes a truncated capture") {
   const std::string text = fixture(kTelegraf + "memory.stat");
   const std::vector<std::string_view> keys = {"anon", "inactive_file", "active_file"};

@@ -88,7 +88,8 @@ assert g["BECPUSuppress"] == {"enabled": True, "implemented": True}, g["BECPUSup
 assert g["GroupIdentity"] == {"enabled": True, "implemented": True}, g["GroupIdentity"]
 assert g["CoreSched"] == {"enabled": True, "implemented": False}, g["CoreSched"]
 assert g["BECPUEvict"] == {"enabled": False, "implemented": True}, g["BECPUEvict"]
-assert g["CPUAllocatableEvict"] == {"enabled": False, "implemented": False}, g["CPUAllocatableEvict"]
+assert g["SystemConfig"] == {"enabled": False, "implemented": False}, g["SystemConfig"]
+assert g["CPUAllocatableEvict"] == {"enabled": False, "implemented": True}, g["CPUAllocatableEvict"]
 # No eviction gate on (and no API server): eviction is off and says why.
 e = c["strategies"]["eviction"]
 assert e["running"] is False and e["summary"].startswith("off (no eviction gate on"), e

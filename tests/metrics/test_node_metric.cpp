@@ -550,6 +550,30 @@ TEST_CASE("hostApplicationMetric averages each app over the window, by name, mem
                   .contains("hostApplicationMetric"));
 }
 
+TEST_CASE(
+    "under usageWithPageCache a pod's memory is its memory with page cache, as koordlet's; "
+    "without that series the pod is left out",
+    "[nodemetric]") {
+  Rig rig;
+  const std::vector<Pod> pods = {makePod("u-web", "colo", "web", KubeQos::kBurstable),
+                                 makePod("u-old", "colo", "old", KubeQos::kBurstable)};
+  for (const char* uid : {"u-web", "u-old"}) {
+    fill(rig.cache, MetricKind::kPodCpuCores, uid, rig.now, 120, [](int) { return 0.25; });
+    fill(rig.cache, MetricKind::kPodMemoryBytes, uid, rig.now, 120, [](int) { return 200 * kMiB; });
+  }
+  fill(rig.cache, MetricKind::kPodMemoryWithPageCacheBytes, "u-web", rig.now, 120,
+       [](int) { return 700 * kMiB; });
+  NodeMetricSpec withCache = specWith(60s, {});
+  withCache.memoryPolicy = NodeMemoryPolicy::kWithPageCache;
+  const json list = rig.build(withCache, pods)["podsMetric"];
+  REQUIRE(list.size() == 1);  // u-old has no page-cache series yet
+  CHECK(list[0]["name"] == "web");
+  CHECK(list[0]["podUsage"] == usageOf("250m", "700Mi"));
+  const json without = rig.build(specWith(60s, {}), pods)["podsMetric"];
+  REQUIRE(without.size() == 2);
+  CHECK(without[1]["podUsage"] == usageOf("250m", "200Mi"));
+}
+
 TEST_CASE("GPU use is reported as devices of nodeUsage, its aggregates and podUsage",
           "[nodemetric]") {
   Rig rig;

@@ -113,6 +113,24 @@ TEST_CASE("pod and container cpu cores come from cpuacct.usage deltas on the inj
   // Memory without page cache: inactive + active anon + unevictable.
   CHECK(*pu.usage.memoryBytes == (1u << 20) + 4096);
   CHECK(*pu.containers[0].usage.memoryBytes == (1u << 19) + 4096);
+  // This memory.stat has no file keys: no memory with page cache, and no error.
+  CHECK_FALSE(pu.usage.memoryWithPageCacheBytes.has_value());
+}
+
+TEST_CASE("memory with page cache adds the file pages of the same memory.stat read",
+          "[pod_collector]") {
+  ManualClock clock;
+  QuietLog quiet(clock);
+  V1Node node;
+  node.tree.write("memory/" + node.podDir + "/memory.stat",
+                  memoryStatV1(1 << 20) + "total_active_file 3000\ntotal_inactive_file 5000\n");
+  PodCollector collector(configFor(node.tree), node.layout, clock);
+  std::vector<Pod> pods{makePod(KoordQos::kLS, KubeQos::kBurstable, kUid, kCid)};
+  auto out = collector.collect(pods, nullptr);
+  REQUIRE(out.errors.empty());
+  const PodUsage& pu = out.sample.pods.at(0);
+  CHECK(*pu.usage.memoryBytes == (1u << 20) + 4096);
+  CHECK(*pu.usage.memoryWithPageCacheBytes == (1u << 20) + 4096 + 8000);
 }
 
 TEST_CASE("a pod whose cgroup vanishes mid-collection is dropped without an error",
