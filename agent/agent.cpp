@@ -185,20 +185,22 @@ Status Agent::start() {
   informer_.onRecord([this](const KubeletRequestRecord& r) {
     exporter_.recordKubeletRequest({r.code, r.seconds, r.failure});
     exporter_.setKubeletUp(r.failure.empty());
+    if (wokenSync_) {
+      // The wake-up's sync is done (agent_watch.cpp): its round now, whether or not
+      // the list changed (a pod's dirs may have appeared after the list that named
+      // it). runQos runs only the strategies due or following the pods, so this adds
+      // no other round.
+      wokenSync_ = false;
+      boost::asio::post(io_, [this] {
+        if (!stopped_) runQos();
+      });
+    }
   });
   informer_.onUpdate([this](const std::vector<Pod>& pods) {
     exporter_.setPodCount(pods.size());
     ++podsVersion_;
     if (qos_) qos_->podsChanged();
     if (executor_) executor_->cgroupsMayHaveChanged();  // a gone cgroup may be back
-    if (wokenSync_) {
-      // The wake-up's list (agent_watch.cpp): its round now. runQos runs only the
-      // strategies due or following the pod list, so this adds no other round.
-      wokenSync_ = false;
-      boost::asio::post(io_, [this] {
-        if (!stopped_) runQos();
-      });
-    }
   });
   decideEviction();
   startNri();

@@ -332,7 +332,7 @@ class Agent {
   boost::asio::steady_timer podWatchTimer_;  // rebuild / polling
   boost::asio::steady_timer wakeTimer_;      // the debounce
   bool wakeArmed_ = false;
-  // A sync the wake-up asked for is in flight: the list it brings runs a QoS round at
+  // A sync the wake-up asked for is in flight: when it is done a QoS round runs at
   // once, not at the next collect tick (up to --collect-res-used-interval later).
   bool wokenSync_ = false;
   // The NRI connection (its connects count) for which OOMScoreAdj's "this runtime

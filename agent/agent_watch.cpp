@@ -147,6 +147,10 @@ void Agent::podCgroupsChanged(size_t events) {
     if (ec || stopped_) return;
     ++podWakeUps_;
     if (executor_) executor_->cgroupsMayHaveChanged();
+    // A pod's cgroups came or went: the strategies that follow the pods run in the
+    // next round even when the kubelet's list did not change (it may have named the
+    // pod before its dirs were there).
+    if (qos_) qos_->podsChanged();
     applyPendingSandboxes();
     if (podSyncStarted_) {
       wokenSync_ = true;

@@ -809,7 +809,8 @@ TEST_CASE(
       "u1", Json::array({container(
                 "c", {{"kubernetes.io/mid-cpu", "1500"}, {"kubernetes.io/mid-memory", "64Mi"}},
                 {{"kubernetes.io/mid-cpu", 2000}})}));
-  const Container& c = parseOne(pod).containers.at(0);
+  const Pod parsed = parseOne(pod);
+  const Container& c = parsed.containers.at(0);
   CHECK(c.requests.midCpuMilli == 1500);
   CHECK(c.requests.midMemoryBytes == 64 * kMi);
   CHECK(c.limits.midCpuMilli == 2000);
