@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/host_paths.h"
 #include "base/read_file.h"
 
 namespace koord {
@@ -65,8 +66,7 @@ OomScoreAdjOutcome applyOomScoreAdj(const std::string& procsPath, const std::str
   out.processes = pids->size();
   const std::string want = std::to_string(value);
   for (int pid : *pids) {
-    const std::string path =
-        procRoot + (procRoot.ends_with('/') ? "" : "/") + std::to_string(pid) + "/oom_score_adj";
+    const std::string path = HostPaths::join(procRoot, std::to_string(pid) + "/oom_score_adj");
     auto now = readFile(path, 64);
     if (!now) {
       ++out.failed;
