@@ -1,9 +1,9 @@
 // OOMScoreAdj (Koordinator HEAD) in the real koordlet binary on this machine's real
 // cgroup v1 kernel (values above the processes' 0: a lower one needs CAP_SYS_RESOURCE,
-// which this CI host's root lacks; the kernel's refusal is then said, as step 4 shows): two idle processes in a pod's container cgroup (a private tree,
-// the cgroupfs driver's names), the kubelet stand-in listing the pod with
-// koordinator.sh/oom-score-adj. The hooks' reconciler sets the kernel's
-// /proc/<pid>/oom_score_adj of both (hot: the annotation changed later is followed), a
+// which this CI host's root lacks; the kernel's refusal is then said, as step 4 shows): two idle
+// processes in a pod's container cgroup (a private tree, the cgroupfs driver's names), the kubelet
+// stand-in listing the pod with koordinator.sh/oom-score-adj. The hooks' reconciler sets the
+// kernel's /proc/<pid>/oom_score_adj of both (hot: the annotation changed later is followed), a
 // value the kernel would refuse is refused and the processes keep theirs, and the
 // koordlet_container_oom_score_adj series says what is in force.
 //
